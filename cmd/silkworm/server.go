@@ -1,0 +1,68 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/silkworm/silkworm/internal/broker"
+	"github.com/silkworm/silkworm/internal/config"
+)
+
+func init() {
+	commands = append(commands, command{"server", "run a broker (Kafka's kafka-server-start.sh)", runServer})
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func runServer(args []string) error {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	cfgPath := fs.String("config", "", "broker configuration file in Kafka's server.properties format")
+	var overrides multiFlag
+	fs.Var(&overrides, "override", "optional property that overrides the value set in the config file (key=value, repeatable)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	// Kafka's start script takes the properties file as a positional argument.
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 && *cfgPath == "" {
+		*cfgPath = fs.Arg(0)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg, err := config.Load(*cfgPath, overrides)
+	if err != nil {
+		return err
+	}
+	for _, k := range cfg.Ignored {
+		log.Warn("config is not supported yet; ignored", "key", k)
+	}
+	b, err := broker.New(cfg, log)
+	if err != nil {
+		return err
+	}
+	if err := b.Start(); err != nil {
+		b.Close()
+		return err
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	s := <-sigs
+	log.Info("shutting down", "signal", s.String())
+	if err := b.Close(); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("shut down cleanly")
+	return nil
+}

@@ -1,0 +1,286 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/metadata"
+	"github.com/silkworm/silkworm/internal/partition"
+	"github.com/silkworm/silkworm/internal/storage"
+)
+
+// topicState is what the broker keeps per topic: its id, resolved
+// config, and local partition replicas.
+type topicState struct {
+	name       string
+	id         metadata.TopicID
+	cfg        config.Topic
+	partitions []*partition.Partition
+}
+
+// Broker is one Silkworm broker. Create it with New, run it with Start,
+// stop it with Close. Safe for concurrent use.
+type Broker struct {
+	cfg    *config.Broker
+	log    *slog.Logger
+	logs   *storage.Manager
+	meta   *metadata.Local
+	srv    *server
+	nodeID int32
+
+	mu     sync.RWMutex // guards topics and brokerDyn
+	topics map[string]*topicState
+	// brokerDyn holds dynamic broker config overrides (AlterConfigs on the
+	// broker resource).
+	brokerDyn map[string]string
+
+	pidMu   sync.Mutex // guards pidNext and pidEnd
+	pidNext int64
+	pidEnd  int64
+}
+
+// New opens the log dirs (recovering logs after a crash) and the metadata
+// store. It does not listen yet.
+func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	b := &Broker{cfg: cfg, log: log, nodeID: cfg.NodeID, topics: map[string]*topicState{}}
+	for _, d := range cfg.LogDirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("log dir %s: %w", d, err)
+		}
+	}
+	self, err := b.selfRegistration()
+	if err != nil {
+		return nil, err
+	}
+	b.meta, err = metadata.OpenLocal(cfg.LogDirs[0], self, cfg.ClusterID)
+	if err != nil {
+		return nil, err
+	}
+	im := b.meta.Image()
+	b.brokerDyn = im.BrokerConfigs
+	b.logs, err = storage.OpenManager(storage.ManagerConfig{
+		Dirs:                              cfg.LogDirs,
+		NodeID:                            cfg.NodeID,
+		ClusterID:                         im.ClusterID,
+		FS:                                storage.OSFS,
+		Clock:                             time.Now,
+		RetentionCheckIntervalMs:          cfg.LogRetentionCheckIntervalMs,
+		FlushCheckIntervalMs:              cfg.LogFlushSchedulerIntervalMs,
+		RecoveryPointCheckpointIntervalMs: int64(cfg.LogFlushOffsetCheckpointIntervalMs),
+		Logger:                            log,
+	}, b.storageConfigFor)
+	if err != nil {
+		return nil, err
+	}
+	var applyErr error
+	b.meta.Subscribe(func(im *metadata.Image) {
+		if err := b.applyImage(im); err != nil {
+			applyErr = err
+			b.log.Error("apply cluster metadata", "err", err)
+		}
+	})
+	if applyErr != nil {
+		b.logs.Close()
+		return nil, applyErr
+	}
+	return b, nil
+}
+
+// selfRegistration is this broker's advertised endpoint.
+func (b *Broker) selfRegistration() (metadata.Broker, error) {
+	l := b.cfg.AdvertisedListeners
+	if len(l) == 0 {
+		l = b.cfg.Listeners
+	}
+	if len(l) == 0 {
+		return metadata.Broker{}, errors.New("no listener configured")
+	}
+	reg := metadata.Broker{NodeID: b.cfg.NodeID, Host: l[0].Host, Port: int32(l[0].Port)}
+	if b.cfg.BrokerRack != "" {
+		r := b.cfg.BrokerRack
+		reg.Rack = &r
+	}
+	return reg, nil
+}
+
+// Start listens on the first listener and serves until Close.
+func (b *Broker) Start() error {
+	l := b.cfg.Listeners[0]
+	ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+	if err != nil {
+		return fmt.Errorf("listen %s:%d: %w", l.Host, l.Port, err)
+	}
+	// With port 0 the advertised port is the one the kernel chose.
+	if l.Port == 0 {
+		port := ln.Addr().(*net.TCPAddr).Port
+		b.cfg.Listeners[0].Port = port
+		if len(b.cfg.AdvertisedListeners) > 0 && b.cfg.AdvertisedListeners[0].Port == 0 {
+			b.cfg.AdvertisedListeners[0].Port = port
+		}
+		self, _ := b.selfRegistration()
+		if err := b.meta.SetSelf(self); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	b.srv = newServer(b, ln)
+	b.srv.start()
+	b.log.Info("silkworm broker started", "node.id", b.nodeID, "listener", ln.Addr().String(),
+		"log.dirs", b.cfg.LogDirs)
+	return nil
+}
+
+// Addr is the address the broker listens on, once started.
+func (b *Broker) Addr() string {
+	if b.srv == nil {
+		return ""
+	}
+	return b.srv.ln.Addr().String()
+}
+
+// Close stops serving, waits for handlers in flight, and closes the logs
+// cleanly so that the next start needs no recovery.
+func (b *Broker) Close() error {
+	if b.srv != nil {
+		b.srv.close()
+	}
+	return b.logs.Close()
+}
+
+// storageConfigFor returns the storage config of topic for the manager.
+func (b *Broker) storageConfigFor(topic string) storage.Config {
+	b.mu.RLock()
+	ts := b.topics[topic]
+	b.mu.RUnlock()
+	if ts != nil {
+		return storageConfig(ts.cfg)
+	}
+	im := b.meta.Image()
+	var overrides map[string]string
+	if t := im.Topics[topic]; t != nil {
+		overrides = t.Configs
+	}
+	tc, err := config.ResolveTopic(b.cfg, overrides)
+	if err != nil {
+		tc, _ = config.ResolveTopic(b.cfg, nil)
+	}
+	return storageConfig(tc)
+}
+
+func storageConfig(t config.Topic) storage.Config {
+	c := storage.DefaultConfig()
+	c.SegmentBytes = int64(t.SegmentBytes)
+	c.SegmentMs = t.SegmentMs
+	c.SegmentJitterMs = t.SegmentJitterMs
+	c.IndexIntervalBytes = int32(t.IndexIntervalBytes)
+	c.MaxIndexSize = int32(t.SegmentIndexBytes)
+	c.RetentionMs = t.RetentionMs
+	c.RetentionBytes = t.RetentionBytes
+	c.FileDeleteDelayMs = t.FileDeleteDelayMs
+	c.FlushIntervalMessages = t.FlushMessages
+	c.FlushIntervalMs = t.FlushMs
+	return c
+}
+
+// applyImage makes the local replicas match a metadata image: creates
+// logs for new partitions, deletes logs of deleted topics, and applies
+// config changes. Called by the metadata store under its lock.
+func (b *Broker) applyImage(im *metadata.Image) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.brokerDyn = im.BrokerConfigs
+	var errs []error
+	for name, t := range im.Topics {
+		tc, err := config.ResolveTopic(b.cfg, t.Configs)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("topic %s: %w", name, err))
+			continue
+		}
+		// topicState is replaced, never changed, so handlers may keep one
+		// without holding b.mu.
+		old := b.topics[name]
+		ts := &topicState{name: name, id: t.ID, cfg: tc}
+		if old != nil && old.id != t.ID {
+			b.deleteTopicLocked(old) // recreated under the same name
+		} else if old != nil {
+			ts.partitions = slices.Clone(old.partitions)
+		}
+		b.topics[name] = ts
+		scfg := storageConfig(tc)
+		for _, p := range ts.partitions {
+			p.Log.SetConfig(scfg)
+		}
+		for _, pa := range t.Partitions[len(ts.partitions):] {
+			l, err := b.logs.GetOrCreate(name, pa.Partition, t.ID, scfg)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("open log %s-%d: %w", name, pa.Partition, err))
+				break
+			}
+			ts.partitions = append(ts.partitions, partition.New(name, pa.Partition, t.ID, l, pa.LeaderEpoch))
+		}
+	}
+	for name, ts := range b.topics {
+		if _, ok := im.Topics[name]; !ok {
+			b.deleteTopicLocked(ts)
+		}
+	}
+	// Logs on disk that no topic owns belong to topics deleted while the
+	// broker was down.
+	for _, l := range b.logs.Logs() {
+		ts := b.topics[l.Topic()]
+		if ts == nil || int(l.Partition()) >= len(ts.partitions) || ts.partitions[l.Partition()].Log != l {
+			if err := b.logs.Delete(l.Topic(), l.Partition()); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (b *Broker) deleteTopicLocked(ts *topicState) {
+	delete(b.topics, ts.name)
+	for _, p := range ts.partitions {
+		if err := b.logs.Delete(ts.name, p.Index); err != nil {
+			b.log.Error("delete log", "partition", p.String(), "err", err)
+		}
+	}
+}
+
+// topic returns the state of a topic, or nil.
+func (b *Broker) topic(name string) *topicState {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.topics[name]
+}
+
+// topicByID returns the state of a topic by id, or nil.
+func (b *Broker) topicByID(id [16]byte) *topicState {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for _, ts := range b.topics {
+		if ts.id == id {
+			return ts
+		}
+	}
+	return nil
+}
+
+// partition returns a local partition replica, or nil.
+func (b *Broker) partition(topic string, index int32) (*topicState, *partition.Partition) {
+	ts := b.topic(topic)
+	if ts == nil || index < 0 || int(index) >= len(ts.partitions) {
+		return ts, nil
+	}
+	return ts, ts.partitions[index]
+}

@@ -1,0 +1,267 @@
+package broker
+
+// CreateTopics: v0-7
+//
+// Checks follow Kafka's controller (ReplicationControlManager) in its
+// order, with its error codes and messages: a name that appears twice in
+// one request gets one INVALID_REQUEST entry; illegal names
+// INVALID_TOPIC_EXCEPTION; a manual ReplicaAssignment requires
+// NumPartitions and ReplicationFactor of -1, partitions numbered 0..n-1,
+// the same replica count everywhere, and (single node) only this broker;
+// -1 partitions or replication factor take num.partitions and
+// default.replication.factor; configs are validated like Kafka's
+// LogConfig (INVALID_CONFIG naming the first bad key); an existing topic
+// gets TOPIC_ALREADY_EXISTS. ValidateOnly runs every check and creates
+// nothing. From v5 a success carries the partition count, replication
+// factor and every effective config with its source, and from v7 the
+// topic id (zero for ValidateOnly, as Kafka).
+//
+// Deviation: TimeoutMillis is ignored, the topic exists when the response
+// is sent (a single node has no propagation to wait for). Topic
+// creation policies (create.topic.policy.class.name) are not supported.
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/metadata"
+)
+
+func init() { register(kmsg.CreateTopics, 0, 7, handleCreateTopics) }
+
+// apiError is a Kafka error code with its message, for responses that
+// carry both.
+type apiError struct {
+	code int16
+	msg  string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func newAPIError(err *kerr.Error, format string, args ...any) *apiError {
+	return &apiError{code: err.Code, msg: fmt.Sprintf(format, args...)}
+}
+
+// messagePtr is the ErrorMessage of a response entry: nil for success.
+func (e *apiError) messagePtr() *string {
+	if e == nil || e.msg == "" {
+		return nil
+	}
+	m := e.msg
+	return &m
+}
+
+func (e *apiError) errorCode() int16 {
+	if e == nil {
+		return 0
+	}
+	return e.code
+}
+
+// toAPIError maps an internal error to a code and message.
+func toAPIError(err error) *apiError {
+	if err == nil {
+		return nil
+	}
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return &apiError{code: errorCode(err), msg: err.Error()}
+}
+
+func handleCreateTopics(b *Broker, r *request) {
+	req := r.kreq.(*kmsg.CreateTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+
+	seen := map[string]int{}
+	for _, t := range req.Topics {
+		seen[t.Topic]++
+	}
+	dups := map[string]bool{}
+	cfg := b.dynamicConfig(b.meta.Image().BrokerConfigs)
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		if seen[rt.Topic] > 1 {
+			if !dups[rt.Topic] {
+				dups[rt.Topic] = true
+				st := kmsg.NewCreateTopicsResponseTopic()
+				st.Topic = rt.Topic
+				st.ErrorCode = kerr.InvalidRequest.Code
+				msg := "Duplicate topic name."
+				st.ErrorMessage = &msg
+				resp.Topics = append(resp.Topics, st)
+			}
+			continue
+		}
+		resp.Topics = append(resp.Topics, b.createTopicFromRequest(cfg, r.hdr.APIVersion, rt, req.ValidateOnly))
+	}
+	r.respond(resp)
+}
+
+// createTopicFromRequest validates one topic of a CreateTopics request and,
+// unless validateOnly, creates it.
+func (b *Broker) createTopicFromRequest(cfg *config.Broker, version int16, rt *kmsg.CreateTopicsRequestTopic, validateOnly bool) kmsg.CreateTopicsResponseTopic {
+	st := kmsg.NewCreateTopicsResponseTopic()
+	st.Topic = rt.Topic
+	fail := func(e *apiError) kmsg.CreateTopicsResponseTopic {
+		st.ErrorCode = e.code
+		if version >= 1 {
+			st.ErrorMessage = e.messagePtr()
+		}
+		return st
+	}
+	if err := topicNameProblem(rt.Topic); err != nil {
+		return fail(newAPIError(kerr.InvalidTopicException, "%s", err))
+	}
+	im := b.meta.Image()
+	if _, ok := im.Topics[rt.Topic]; ok {
+		return fail(newAPIError(kerr.TopicAlreadyExists, "Topic '%s' already exists.", rt.Topic))
+	}
+	partitions, rf, e := b.checkTopicLayout(im, rt)
+	if e != nil {
+		return fail(e)
+	}
+	overrides, e := topicConfigsFromRequest(cfg, rt.Configs)
+	if e != nil {
+		return fail(e)
+	}
+	if !validateOnly {
+		t, err := b.meta.CreateTopic(rt.Topic, partitions, rf, overrides)
+		if err != nil {
+			if errors.Is(err, metadata.ErrTopicExists) {
+				return fail(newAPIError(kerr.TopicAlreadyExists, "Topic '%s' already exists.", rt.Topic))
+			}
+			return fail(toAPIError(err))
+		}
+		st.TopicID = t.ID
+	}
+	st.NumPartitions = partitions
+	st.ReplicationFactor = rf
+	for _, e := range config.DescribeTopic(cfg, overrides) {
+		c := kmsg.NewCreateTopicsResponseTopicConfig()
+		c.Name = e.Name
+		if !e.Sensitive {
+			c.Value = e.Value
+		}
+		c.ReadOnly = e.ReadOnly
+		c.Source = int8(e.Source)
+		c.IsSensitive = e.Sensitive
+		st.Configs = append(st.Configs, c)
+	}
+	return st
+}
+
+// checkTopicLayout checks the partition count, replication factor and
+// manual assignment of a topic to create, and returns the partition count
+// and replication factor to use.
+func (b *Broker) checkTopicLayout(im *metadata.Image, rt *kmsg.CreateTopicsRequestTopic) (int32, int16, *apiError) {
+	if len(rt.ReplicaAssignment) > 0 {
+		if rt.ReplicationFactor != -1 {
+			return 0, 0, newAPIError(kerr.InvalidRequest,
+				"A manual partition assignment was specified, but replication factor was not set to -1.")
+		}
+		if rt.NumPartitions != -1 {
+			return 0, 0, newAPIError(kerr.InvalidRequest,
+				"A manual partition assignment was specified, but numPartitions was not set to -1.")
+		}
+		parts := map[int32]bool{}
+		rf := -1
+		for _, a := range rt.ReplicaAssignment {
+			if parts[a.Partition] {
+				return 0, 0, newAPIError(kerr.InvalidReplicaAssignment,
+					"Found multiple manual partition assignments for partition %d", a.Partition)
+			}
+			parts[a.Partition] = true
+			if e := checkManualAssignment(im, a.Replicas, rf); e != nil {
+				return 0, 0, e
+			}
+			rf = len(a.Replicas)
+		}
+		for i := range int32(len(parts)) {
+			if !parts[i] {
+				return 0, 0, newAPIError(kerr.InvalidReplicaAssignment,
+					"partitions should be a consecutive 0-based integer sequence")
+			}
+		}
+		return int32(len(parts)), int16(rf), nil
+	}
+	if rt.ReplicationFactor < -1 || rt.ReplicationFactor == 0 {
+		return 0, 0, newAPIError(kerr.InvalidReplicationFactor,
+			"Replication factor must be larger than 0, or -1 to use the default value.")
+	}
+	if rt.NumPartitions < -1 || rt.NumPartitions == 0 {
+		return 0, 0, newAPIError(kerr.InvalidPartitions,
+			"Number of partitions was set to an invalid non-positive value.")
+	}
+	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
+	if partitions == -1 {
+		partitions = int32(b.cfg.NumPartitions)
+	}
+	if rf == -1 {
+		rf = int16(b.cfg.DefaultReplicationFactor)
+	}
+	if int(rf) > len(im.Brokers) {
+		return 0, 0, newAPIError(kerr.InvalidReplicationFactor,
+			"Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
+			rf, rf, len(im.Brokers))
+	}
+	return partitions, rf, nil
+}
+
+// checkManualAssignment applies Kafka's rules to one partition's replica
+// list; wantRF is the replica count of the partitions before it, or -1.
+func checkManualAssignment(im *metadata.Image, replicas []int32, wantRF int) *apiError {
+	if len(replicas) == 0 {
+		return newAPIError(kerr.InvalidReplicaAssignment,
+			"The manual partition assignment includes an empty replica list.")
+	}
+	sorted := slices.Clone(replicas)
+	slices.Sort(sorted)
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			return newAPIError(kerr.InvalidReplicaAssignment,
+				"The manual partition assignment includes the broker %d more than once.", sorted[i])
+		}
+	}
+	for _, id := range replicas {
+		if !slices.ContainsFunc(im.Brokers, func(br metadata.Broker) bool { return br.NodeID == id }) {
+			return newAPIError(kerr.InvalidReplicaAssignment,
+				"The manual partition assignment includes broker %d, but no such broker is registered.", id)
+		}
+	}
+	if wantRF >= 0 && len(replicas) != wantRF {
+		return newAPIError(kerr.InvalidReplicaAssignment,
+			"The manual partition assignment includes a partition with %d replica(s), but this is not consistent with previous partitions, which have %d replica(s).",
+			len(replicas), wantRF)
+	}
+	return nil
+}
+
+// topicConfigsFromRequest turns request configs into topic overrides and
+// validates them: a null value, an unknown key or an invalid value is
+// INVALID_CONFIG naming the first problem, in request order.
+func topicConfigsFromRequest(cfg *config.Broker, configs []kmsg.CreateTopicsRequestTopicConfig) (map[string]string, *apiError) {
+	if len(configs) == 0 {
+		return nil, nil
+	}
+	overrides := make(map[string]string, len(configs))
+	for _, c := range configs {
+		if c.Value == nil {
+			return nil, newAPIError(kerr.InvalidConfig, "Null value not supported for topic configs: %s", c.Name)
+		}
+		if err := config.ValidateTopicConfig(c.Name, *c.Value); err != nil {
+			return nil, newAPIError(kerr.InvalidConfig, "%s", err)
+		}
+		overrides[c.Name] = *c.Value
+	}
+	if _, err := config.ResolveTopic(cfg, overrides); err != nil {
+		return nil, newAPIError(kerr.InvalidConfig, "%s", err)
+	}
+	return overrides, nil
+}

@@ -1,0 +1,78 @@
+package broker
+
+// DeleteRecords: v0-2
+//
+// Moves a partition's log start offset up to the requested offset (-1:
+// the high watermark), as Kafka's Partition.deleteRecordsOnLeader: an
+// offset above the high watermark, or negative other than -1, is
+// OFFSET_OUT_OF_RANGE; a topic whose cleanup.policy lacks "delete" gets
+// POLICY_VIOLATION; an offset at or below the current log start offset
+// changes nothing. Segments wholly below the new log start offset are
+// deleted by the log. LowWatermark is the new log start offset (-1 on
+// error): on a single node the smallest log start offset of the replicas
+// is the leader's.
+//
+// Deviation: TimeoutMillis is ignored; there are no followers to wait for.
+
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { register(kmsg.DeleteRecords, 0, 2, handleDeleteRecords) }
+
+func handleDeleteRecords(b *Broker, r *request) {
+	req := r.kreq.(*kmsg.DeleteRecordsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewDeleteRecordsResponseTopic()
+		st.Topic = rt.Topic
+		ts := b.topic(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.LowWatermark = -1
+			low, code := b.deleteRecords(ts, rp.Partition, rp.Offset)
+			if code == 0 {
+				sp.LowWatermark = low
+			}
+			sp.ErrorCode = code
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	r.respond(resp)
+}
+
+// deleteRecords advances one partition's log start offset and returns the
+// new low watermark, or a Kafka error code.
+func (b *Broker) deleteRecords(ts *topicState, index int32, offset int64) (int64, int16) {
+	if ts == nil || index < 0 || int(index) >= len(ts.partitions) {
+		return -1, kerr.UnknownTopicOrPartition.Code
+	}
+	p := ts.partitions[index]
+	if !p.IsLeader() {
+		return -1, kerr.NotLeaderForPartition.Code
+	}
+	if !slices.Contains(ts.cfg.CleanupPolicy, "delete") {
+		return -1, kerr.PolicyViolation.Code
+	}
+	hw := p.HighWatermark()
+	if offset == -1 {
+		offset = hw
+	}
+	if offset < 0 || offset > hw {
+		return -1, kerr.OffsetOutOfRange.Code
+	}
+	if offset <= p.Log.LogStartOffset() {
+		return p.Log.LogStartOffset(), 0
+	}
+	low, err := p.Log.DeleteRecordsBefore(offset)
+	if err != nil {
+		b.log.Warn("delete records", "partition", p.String(), "offset", offset, "err", err)
+		return -1, errorCode(err)
+	}
+	return low, 0
+}

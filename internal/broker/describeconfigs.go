@@ -1,0 +1,148 @@
+package broker
+
+// DescribeConfigs: v0-4
+//
+// TOPIC resources list every topic config with its effective value and
+// source (DYNAMIC_TOPIC_CONFIG for an override, else the broker key that
+// supplies the default, else DEFAULT_CONFIG); BROKER resources named with
+// this node's id list every broker config, dynamic overrides included. As
+// Kafka's ConfigHelper: a broker resource named "" is the cluster-wide
+// dynamic default, another id or a non-integer name is INVALID_REQUEST; an
+// illegal topic name is INVALID_TOPIC_EXCEPTION and an unknown topic
+// UNKNOWN_TOPIC_OR_PARTITION. A null ConfigNames means all configs, an
+// empty one none. Synonyms (v1+) and documentation (v3+) are sent only
+// when asked for; sensitive values are null.
+//
+// Deviation: cluster-wide dynamic broker defaults are not stored yet, so
+// the "" broker resource is always empty. BROKER_LOGGER and the other
+// resource types get INVALID_REQUEST.
+
+import (
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/metadata"
+)
+
+func init() { register(kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs) }
+
+func handleDescribeConfigs(b *Broker, r *request) {
+	req := r.kreq.(*kmsg.DescribeConfigsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	im := b.meta.Image()
+	for _, res := range req.Resources {
+		rr := kmsg.NewDescribeConfigsResponseResource()
+		rr.ResourceType = res.ResourceType
+		rr.ResourceName = res.ResourceName
+		entries, e := b.describeResource(im, res.ResourceType, res.ResourceName)
+		if e != nil {
+			rr.ErrorCode = e.code
+			rr.ErrorMessage = e.messagePtr()
+			resp.Resources = append(resp.Resources, rr)
+			continue
+		}
+		var want map[string]bool
+		if res.ConfigNames != nil {
+			want = map[string]bool{}
+			for _, n := range res.ConfigNames {
+				want[n] = true
+			}
+		}
+		for _, e := range entries {
+			if want != nil && !want[e.Name] {
+				continue
+			}
+			rr.Configs = append(rr.Configs, describeConfigsEntry(e, req.IncludeSynonyms, req.IncludeDocumentation))
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	r.respond(resp)
+}
+
+// describeResource returns the config entries of one resource.
+func (b *Broker) describeResource(im *metadata.Image, typ kmsg.ConfigResourceType, name string) ([]config.Entry, *apiError) {
+	switch typ {
+	case kmsg.ConfigResourceTypeTopic:
+		if err := topicNameProblem(name); err != nil {
+			return nil, newAPIError(kerr.InvalidTopicException, "%s", err)
+		}
+		t := im.Topics[name]
+		if t == nil {
+			return nil, newAPIError(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", name)
+		}
+		return config.DescribeTopic(b.dynamicConfig(im.BrokerConfigs), t.Configs), nil
+	case kmsg.ConfigResourceTypeBroker:
+		if name == "" {
+			return nil, nil // no cluster-wide dynamic defaults are stored
+		}
+		if e := b.checkBrokerResource(name); e != nil {
+			return nil, e
+		}
+		return config.DescribeBroker(b.cfg, im.BrokerConfigs), nil
+	}
+	return nil, newAPIError(kerr.InvalidRequest, "Unsupported resource type: %s", typ)
+}
+
+// checkBrokerResource applies Kafka's rule for the name of a BROKER
+// resource other than "": it must be this broker's id.
+func (b *Broker) checkBrokerResource(name string) *apiError {
+	id, err := strconv.ParseInt(name, 10, 32)
+	if err != nil {
+		return newAPIError(kerr.InvalidRequest, "Broker id must be an integer, but it is: %s", name)
+	}
+	if int32(id) != b.nodeID {
+		return newAPIError(kerr.InvalidRequest, "Unexpected broker id, expected %d or empty string, but received %s", b.nodeID, name)
+	}
+	return nil
+}
+
+func describeConfigsEntry(e config.Entry, synonyms, docs bool) kmsg.DescribeConfigsResponseResourceConfig {
+	c := kmsg.NewDescribeConfigsResponseResourceConfig()
+	c.Name = e.Name
+	c.Value = e.Value
+	if e.Sensitive {
+		c.Value = nil
+	}
+	c.ReadOnly = e.ReadOnly
+	c.IsDefault = e.Source == kmsg.ConfigSourceDefaultConfig
+	c.Source = e.Source
+	c.IsSensitive = e.Sensitive
+	c.ConfigType = e.Type
+	if synonyms {
+		c.ConfigSynonyms = make([]kmsg.DescribeConfigsResponseResourceConfigConfigSynonym, 0, len(e.Synonyms))
+		for _, s := range e.Synonyms {
+			cs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+			cs.Name = s.Name
+			cs.Value = s.Value
+			if e.Sensitive {
+				cs.Value = nil
+			}
+			cs.Source = s.Source
+			c.ConfigSynonyms = append(c.ConfigSynonyms, cs)
+		}
+	}
+	if docs && e.Doc != "" {
+		d := e.Doc
+		c.Documentation = &d
+	}
+	return c
+}
+
+// dynamicConfig is the broker config with the dynamic per-broker overrides
+// dyn (the metadata image's BrokerConfigs) applied, so that topic defaults
+// follow AlterConfigs on the broker. Overrides that no longer validate are
+// logged and ignored.
+func (b *Broker) dynamicConfig(dyn map[string]string) *config.Broker {
+	if len(dyn) == 0 {
+		return b.cfg
+	}
+	c, err := b.cfg.WithDynamic(dyn, nil)
+	if err != nil {
+		b.log.Warn("dynamic broker configs do not validate; using static configs", "err", err)
+		return b.cfg
+	}
+	return c
+}

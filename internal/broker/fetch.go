@@ -1,0 +1,282 @@
+package broker
+
+// Fetch: v4-16
+//
+// Record data is never decoded: each partition's answer is a byte range of
+// whole batches in one segment file, written to the socket with sendfile.
+// A fetch from the middle of a batch returns that whole batch. Consumers
+// read up to the high watermark (read_uncommitted) or the last stable
+// offset, which equals it while transactions are not supported.
+//
+// Long-poll: when fewer than min.bytes are available and max.wait.ms > 0,
+// the request parks on the partitions' waiters and is answered when an
+// append moves a high watermark enough, or when max.wait.ms passes.
+//
+// Fetch sessions (KIP-227) are answered sessionless, as the protocol
+// allows: a request to open a session gets session id 0 (none created) and
+// full responses; a request naming a session id gets
+// FETCH_SESSION_ID_NOT_FOUND. Only brokers may fetch as replicas: a replica
+// id >= 0 from a client gets NOT_LEADER_OR_FOLLOWER per partition.
+//
+// The response body is encoded here rather than by kmsg because its record
+// fields are file regions; the layout follows the FetchResponse schema.
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/storage"
+	"github.com/silkworm/silkworm/internal/wire"
+)
+
+func init() { register(kmsg.Fetch, 4, 16, handleFetch) }
+
+// fetchPart is the answer for one partition.
+type fetchPart struct {
+	partition        int32
+	errorCode        int16
+	highWatermark    int64
+	lastStable       int64
+	logStart         int64
+	read             storage.ReadResult
+	hasData          bool
+	currentLeader    int32
+	currentLeaderEpo int32
+}
+
+type fetchTopic struct {
+	name  string
+	id    [16]byte
+	parts []fetchPart
+}
+
+func handleFetch(b *Broker, r *request) {
+	req := r.kreq.(*kmsg.FetchRequest)
+	replicaID := req.ReplicaID
+	if r.hdr.APIVersion >= 15 {
+		replicaID = req.ReplicaState.ID
+	}
+	if req.SessionID != 0 {
+		r.respondRaw(encodeFetchError(r, kerr.FetchSessionIDNotFound.Code))
+		return
+	}
+	topics, total, anyErr := b.readFetch(r, req, replicaID)
+	if total >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || anyErr {
+		r.respondRaw(encodeFetch(r, topics))
+		return
+	}
+	go b.waitFetch(r, req, replicaID)
+}
+
+// waitFetch parks a fetch until enough bytes are available or its wait
+// expires, then answers it. It runs on its own goroutine, not an io one.
+func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, replicaID int32) {
+	wake := make(chan struct{}, 1)
+	var watched []interface{ Unwatch(chan struct{}) }
+	for _, rt := range req.Topics {
+		ts := b.fetchTopicState(r, rt)
+		if ts == nil {
+			continue
+		}
+		for _, rp := range rt.Partitions {
+			if rp.Partition >= 0 && int(rp.Partition) < len(ts.partitions) {
+				p := ts.partitions[rp.Partition]
+				p.Watch(wake)
+				watched = append(watched, p)
+			}
+		}
+	}
+	defer func() {
+		for _, p := range watched {
+			p.Unwatch(wake)
+		}
+	}()
+	timer := time.NewTimer(time.Duration(req.MaxWaitMillis)*time.Millisecond - time.Since(r.received))
+	defer timer.Stop()
+	for {
+		select {
+		case <-wake:
+			topics, total, anyErr := b.readFetch(r, req, replicaID)
+			if total >= int64(req.MinBytes) || anyErr {
+				r.respondRaw(encodeFetch(r, topics))
+				return
+			}
+		case <-timer.C:
+			topics, _, _ := b.readFetch(r, req, replicaID)
+			r.respondRaw(encodeFetch(r, topics))
+			return
+		case <-r.c.done:
+			r.respondNone()
+			return
+		}
+	}
+}
+
+func (b *Broker) fetchTopicState(r *request, rt kmsg.FetchRequestTopic) *topicState {
+	if r.hdr.APIVersion >= 13 {
+		return b.topicByID(rt.TopicID)
+	}
+	return b.topic(rt.Topic)
+}
+
+// readFetch locates the data of every requested partition. It returns the
+// answers, the number of record bytes found, and whether any partition
+// has an error (which makes Kafka answer at once).
+func (b *Broker) readFetch(r *request, req *kmsg.FetchRequest, replicaID int32) ([]fetchTopic, int64, bool) {
+	var (
+		topics   []fetchTopic
+		total    int64
+		anyErr   bool
+		maxBytes = int64(req.MaxBytes)
+	)
+	if maxBytes <= 0 {
+		maxBytes = 1
+	}
+	for _, rt := range req.Topics {
+		ft := fetchTopic{name: rt.Topic, id: rt.TopicID}
+		ts := b.fetchTopicState(r, rt)
+		for _, rp := range rt.Partitions {
+			fp := fetchPart{partition: rp.Partition, highWatermark: -1, lastStable: -1, logStart: -1,
+				currentLeader: -1, currentLeaderEpo: -1}
+			switch {
+			case ts == nil && r.hdr.APIVersion >= 13:
+				fp.errorCode = kerr.UnknownTopicID.Code
+			case ts == nil || rp.Partition < 0 || int(rp.Partition) >= len(ts.partitions):
+				fp.errorCode = kerr.UnknownTopicOrPartition.Code
+			case replicaID >= 0:
+				fp.errorCode = kerr.NotLeaderForPartition.Code
+			default:
+				p := ts.partitions[rp.Partition]
+				epoch := p.LeaderEpoch()
+				hw := p.HighWatermarkPosition()
+				fp.highWatermark = hw.Offset
+				fp.lastStable = hw.Offset
+				fp.logStart = p.Log.LogStartOffset()
+				switch {
+				case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
+					fp.errorCode = kerr.FencedLeaderEpoch.Code
+				case rp.CurrentLeaderEpoch > epoch:
+					fp.errorCode = kerr.UnknownLeaderEpoch.Code
+				case rp.FetchOffset < fp.logStart || rp.FetchOffset > p.Log.LogEndOffset():
+					fp.errorCode = kerr.OffsetOutOfRange.Code
+				case rp.FetchOffset >= hw.Offset:
+					// nothing committed to read yet
+				default:
+					limit := min(int64(rp.PartitionMaxBytes), maxBytes-total)
+					minOne := total == 0
+					if limit <= 0 && !minOne {
+						break
+					}
+					res, err := p.Log.Read(rp.FetchOffset, int32(max(limit, 0)), hw, minOne)
+					if err != nil {
+						fp.errorCode = errorCode(err)
+						break
+					}
+					if res.Size > 0 {
+						fp.read = res
+						fp.hasData = true
+						total += res.Size
+					}
+				}
+			}
+			if fp.errorCode != 0 {
+				anyErr = true
+				if ts != nil && ft.name == "" {
+					ft.name = ts.name
+				}
+			}
+			ft.parts = append(ft.parts, fp)
+		}
+		if ts != nil {
+			ft.name, ft.id = ts.name, ts.id
+		}
+		topics = append(topics, ft)
+	}
+	return topics, total, anyErr
+}
+
+// encodeFetch writes a FetchResponse with record data as file regions.
+func encodeFetch(r *request, topics []fetchTopic) *wire.Response {
+	v := r.hdr.APIVersion
+	flexible := v >= 12
+	resp := wire.NewResponse(r.hdr.CorrelationID, flexible)
+	buf := resp.Tail()
+	buf = kbin.AppendInt32(buf, 0) // throttle
+	if v >= 7 {
+		buf = kbin.AppendInt16(buf, 0) // error code
+		buf = kbin.AppendInt32(buf, 0) // session id: sessionless
+	}
+	buf = appendArrayLen(buf, len(topics), flexible)
+	for _, t := range topics {
+		if v >= 13 {
+			buf = kbin.AppendUuid(buf, t.id)
+		} else if flexible {
+			buf = kbin.AppendCompactString(buf, t.name)
+		} else {
+			buf = kbin.AppendString(buf, t.name)
+		}
+		buf = appendArrayLen(buf, len(t.parts), flexible)
+		for _, p := range t.parts {
+			buf = kbin.AppendInt32(buf, p.partition)
+			buf = kbin.AppendInt16(buf, p.errorCode)
+			buf = kbin.AppendInt64(buf, p.highWatermark)
+			buf = kbin.AppendInt64(buf, p.lastStable)
+			if v >= 5 {
+				buf = kbin.AppendInt64(buf, p.logStart)
+			}
+			// aborted transactions: null
+			if flexible {
+				buf = kbin.AppendCompactNullableArrayLen(buf, 0, true)
+			} else {
+				buf = kbin.AppendNullableArrayLen(buf, 0, true)
+			}
+			if v >= 11 {
+				buf = kbin.AppendInt32(buf, -1) // preferred read replica
+			}
+			size := p.read.Size
+			if !p.hasData {
+				size = 0
+			}
+			if flexible {
+				buf = kbin.AppendUvarint(buf, uint32(size+1))
+			} else {
+				buf = kbin.AppendInt32(buf, int32(size))
+			}
+			if size > 0 {
+				resp.SetTail(buf)
+				resp.AppendFile(p.read.File, p.read.Pos, size)
+				buf = resp.Tail()
+			}
+			if flexible {
+				buf = append(buf, 0) // partition tagged fields
+			}
+		}
+		if flexible {
+			buf = append(buf, 0) // topic tagged fields
+		}
+	}
+	if flexible {
+		buf = append(buf, 0) // response tagged fields
+	}
+	resp.SetTail(buf)
+	resp.Finish()
+	return resp
+}
+
+// encodeFetchError answers a whole fetch with a top-level error (v7+).
+func encodeFetchError(r *request, code int16) *wire.Response {
+	resp := kmsg.NewPtrFetchResponse()
+	resp.ErrorCode = code
+	resp.SetVersion(r.hdr.APIVersion)
+	return wire.EncodeResponse(r.hdr.CorrelationID, resp.IsFlexible(), resp)
+}
+
+func appendArrayLen(buf []byte, n int, flexible bool) []byte {
+	if flexible {
+		return kbin.AppendCompactArrayLen(buf, n)
+	}
+	return kbin.AppendArrayLen(buf, n)
+}

@@ -1,0 +1,109 @@
+package broker
+
+// ListOffsets: v1-8
+//
+// Timestamps: -1 latest (the high watermark, or the last stable offset
+// under read_committed, equal while transactions are unsupported), -2
+// earliest (log start offset), -3 max timestamp (v7+), -4 earliest local
+// (v8+, the log start offset: no tiered storage). A timestamp >= 0 finds
+// the first record whose timestamp is at or after it, using the time index
+// and then the records of the one batch found.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/record"
+	"github.com/silkworm/silkworm/internal/storage"
+)
+
+func init() { register(kmsg.ListOffsets, 1, 8, handleListOffsets) }
+
+func handleListOffsets(b *Broker, r *request) {
+	req := r.kreq.(*kmsg.ListOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		ts := b.topic(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Timestamp, sp.Offset = -1, -1
+			if ts == nil || rp.Partition < 0 || int(rp.Partition) >= len(ts.partitions) {
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			p := ts.partitions[rp.Partition]
+			epoch := p.LeaderEpoch()
+			sp.LeaderEpoch = epoch
+			switch {
+			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
+				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
+			case rp.CurrentLeaderEpoch > epoch:
+				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			case req.ReplicaID >= 0:
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+			default:
+				switch rp.Timestamp {
+				case -1:
+					sp.Offset = p.HighWatermark()
+				case -2, -4:
+					sp.Offset = p.Log.LogStartOffset()
+				case -3:
+					sp.Offset, sp.Timestamp = p.Log.MaxTimestamp()
+				default:
+					if rp.Timestamp < 0 {
+						sp.ErrorCode = kerr.InvalidRequest.Code
+						break
+					}
+					off, ts, err := b.offsetForTimestamp(p.Log, rp.Timestamp, p.HighWatermark())
+					if err != nil {
+						sp.ErrorCode = errorCode(err)
+						break
+					}
+					sp.Offset, sp.Timestamp = off, ts
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	r.respond(resp)
+}
+
+// offsetForTimestamp finds the first record at or after ts below hw:
+// the time index gives the batch, its records give the exact offset.
+func (b *Broker) offsetForTimestamp(l *storage.Log, ts, hw int64) (int64, int64, error) {
+	base, maxTS, found, err := l.OffsetForTimestamp(ts)
+	if err != nil || !found || base >= hw {
+		return -1, -1, err
+	}
+	res, err := l.Read(base, 1, l.EndPosition(), true)
+	if err != nil {
+		return -1, -1, err
+	}
+	batch := make([]byte, res.Size)
+	if _, err := res.File.ReadAt(batch, res.Pos); err != nil {
+		return -1, -1, err
+	}
+	h, err := record.ParseHeader(batch)
+	if err != nil {
+		return -1, -1, err
+	}
+	if h.Attributes&record.AttrTimestampLogAppend != 0 {
+		return h.BaseOffset, h.MaxTimestamp, nil
+	}
+	recs, err := record.Records(batch, maxUncompressed(int32(b.cfg.MessageMaxBytes)))
+	if err != nil {
+		return base, maxTS, nil
+	}
+	for _, rec := range recs {
+		t := h.FirstTimestamp + rec.TimestampDelta
+		if t >= ts {
+			return h.BaseOffset + int64(rec.OffsetDelta), t, nil
+		}
+	}
+	return base, maxTS, nil
+}

@@ -1,0 +1,107 @@
+package broker
+
+// Metadata: v0-12
+//
+// Topics may be named or (v10+) given by id. A null topic list (v1+; an
+// empty one in v0) means all topics. Unknown topics are created when
+// auto.create.topics.enable is set and the request allows it (v4+; always
+// in v0-3), with num.partitions and default.replication.factor; they are
+// returned at once with their leader. Internal topics are flagged.
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/metadata"
+)
+
+func init() { register(kmsg.Metadata, 0, 12, handleMetadata) }
+
+func handleMetadata(b *Broker, r *request) {
+	req := r.kreq.(*kmsg.MetadataRequest)
+	resp := kmsg.NewPtrMetadataResponse()
+	im := b.meta.Image()
+
+	for _, br := range im.Brokers {
+		resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{
+			NodeID: br.NodeID, Host: br.Host, Port: br.Port, Rack: br.Rack,
+		})
+	}
+	cid := im.ClusterID
+	resp.ClusterID = &cid
+	resp.ControllerID = im.ControllerID
+
+	all := req.Topics == nil || (r.hdr.APIVersion == 0 && len(req.Topics) == 0)
+	if all {
+		for _, name := range im.SortedTopics() {
+			resp.Topics = append(resp.Topics, metadataTopic(im.Topics[name]))
+		}
+		r.respond(resp)
+		return
+	}
+	autoCreate := b.cfg.AutoCreateTopicsEnable && (r.hdr.APIVersion < 4 || req.AllowAutoTopicCreation)
+	for _, rt := range req.Topics {
+		var t *metadata.Topic
+		switch {
+		case rt.Topic != nil:
+			t = im.Topics[*rt.Topic]
+		case rt.TopicID != [16]byte{}:
+			t = im.TopicByID(rt.TopicID)
+			if t == nil {
+				rt := kmsg.NewMetadataResponseTopic()
+				rt.ErrorCode = kerr.UnknownTopicID.Code
+				resp.Topics = append(resp.Topics, rt)
+				continue
+			}
+		}
+		if t == nil {
+			name := ""
+			if rt.Topic != nil {
+				name = *rt.Topic
+			}
+			code := kerr.UnknownTopicOrPartition.Code
+			if err := validateTopicName(name); err != nil {
+				code = kerr.InvalidTopicException.Code
+			} else if autoCreate {
+				var err error
+				t, err = b.createTopic(name, -1, -1, nil)
+				if err != nil && !errors.Is(err, metadata.ErrTopicExists) {
+					b.log.Warn("auto-create topic", "topic", name, "err", err)
+					code = errorCode(err)
+				} else if t == nil {
+					t = b.meta.Image().Topics[name]
+				}
+			}
+			if t == nil {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.Topic = &name
+				mt.ErrorCode = code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+		}
+		resp.Topics = append(resp.Topics, metadataTopic(t))
+	}
+	r.respond(resp)
+}
+
+func metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	mt.Topic = &name
+	mt.TopicID = t.ID
+	mt.IsInternal = isInternalTopic(t.Name)
+	for _, p := range t.Partitions {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = p.Partition
+		mp.Leader = p.Leader
+		mp.LeaderEpoch = p.LeaderEpoch
+		mp.Replicas = p.Replicas
+		mp.ISR = p.ISR
+		mp.OfflineReplicas = []int32{}
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}

@@ -1,0 +1,110 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/metadata"
+	"github.com/silkworm/silkworm/internal/partition"
+	"github.com/silkworm/silkworm/internal/record"
+	"github.com/silkworm/silkworm/internal/storage"
+)
+
+// maxTopicNameLength is Kafka's limit (249, so that partition directory
+// names fit in 255 bytes).
+const maxTopicNameLength = 249
+
+// errInvalidTopic marks an illegal topic name.
+var errInvalidTopic = errors.New("invalid topic")
+
+// validateTopicName applies Kafka's Topic.validate rules.
+func validateTopicName(name string) error {
+	if err := topicNameProblem(name); err != nil {
+		return fmt.Errorf("%w: %w", errInvalidTopic, err)
+	}
+	return nil
+}
+
+func topicNameProblem(name string) error {
+	switch {
+	case name == "":
+		return errors.New("topic name is illegal, it can't be empty")
+	case name == "." || name == "..":
+		return errors.New("topic name cannot be \".\" or \"..\"")
+	case len(name) > maxTopicNameLength:
+		return fmt.Errorf("topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLength, name)
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+		}
+	}
+	return nil
+}
+
+// isInternalTopic reports Kafka's internal topics.
+func isInternalTopic(name string) bool {
+	return name == "__consumer_offsets" || name == "__transaction_state"
+}
+
+// errInvalidConfig marks a topic config error for the INVALID_CONFIG code.
+var errInvalidConfig = errors.New("invalid config")
+
+// createTopic creates a topic through the metadata store. partitions or
+// replicationFactor of -1 take the broker defaults.
+func (b *Broker) createTopic(name string, partitions int32, replicationFactor int16, configs map[string]string) (*metadata.Topic, error) {
+	if err := validateTopicName(name); err != nil {
+		return nil, err
+	}
+	if partitions == -1 {
+		partitions = int32(b.cfg.NumPartitions)
+	}
+	if replicationFactor == -1 {
+		replicationFactor = int16(b.cfg.DefaultReplicationFactor)
+	}
+	if _, err := config.ResolveTopic(b.cfg, configs); err != nil {
+		return nil, fmt.Errorf("%w: %w", errInvalidConfig, err)
+	}
+	return b.meta.CreateTopic(name, partitions, replicationFactor, configs)
+}
+
+// errorCode maps an internal error to a Kafka error code at the handler
+// boundary.
+func errorCode(err error) int16 {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, metadata.ErrTopicExists):
+		return kerr.TopicAlreadyExists.Code
+	case errors.Is(err, metadata.ErrUnknownTopic):
+		return kerr.UnknownTopicOrPartition.Code
+	case errors.Is(err, metadata.ErrInvalidPartitions):
+		return kerr.InvalidPartitions.Code
+	case errors.Is(err, metadata.ErrInvalidReplicas):
+		return kerr.InvalidReplicationFactor.Code
+	case errors.Is(err, errInvalidConfig):
+		return kerr.InvalidConfig.Code
+	case errors.Is(err, partition.ErrNotLeader):
+		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, storage.ErrOffsetOutOfRange):
+		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, storage.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber.Code
+	case errors.Is(err, storage.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, storage.ErrLogOffline):
+		return kerr.KafkaStorageError.Code
+	case errors.Is(err, record.ErrCorruptMessage):
+		return kerr.CorruptMessage.Code
+	case errors.Is(err, record.ErrInvalidRecord):
+		return kerr.InvalidRecord.Code
+	case errors.Is(err, record.ErrUnsupportedCompression):
+		return kerr.UnsupportedCompressionType.Code
+	case errors.Is(err, errInvalidTopic):
+		return kerr.InvalidTopicException.Code
+	}
+	return kerr.UnknownServerError.Code
+}

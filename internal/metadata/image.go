@@ -1,0 +1,113 @@
+package metadata
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"maps"
+	"slices"
+)
+
+// TopicID is a topic's UUID.
+type TopicID [16]byte
+
+// String is Kafka's textual form of a UUID: URL-safe base64 without padding.
+func (id TopicID) String() string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+// MarshalText implements encoding.TextMarshaler.
+func (id TopicID) MarshalText() ([]byte, error) { return []byte(id.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (id *TopicID) UnmarshalText(b []byte) error {
+	var out [16]byte
+	n, err := base64.RawURLEncoding.Decode(out[:], b)
+	if err != nil || n != 16 {
+		return err
+	}
+	*id = out
+	return nil
+}
+
+// NewTopicID returns a random topic id that is not the zero id and does not
+// start with '-' in its textual form, as Kafka's Uuid.randomUuid.
+func NewTopicID() TopicID {
+	for {
+		var id TopicID
+		_, _ = rand.Read(id[:])
+		s := id.String()
+		if id != (TopicID{}) && s[0] != '-' {
+			return id
+		}
+	}
+}
+
+// Partition is the assignment and leadership of one partition.
+type Partition struct {
+	Partition      int32   `json:"partition"`
+	Replicas       []int32 `json:"replicas"`
+	ISR            []int32 `json:"isr"`
+	Leader         int32   `json:"leader"`
+	LeaderEpoch    int32   `json:"leader_epoch"`
+	PartitionEpoch int32   `json:"partition_epoch"`
+}
+
+// Topic is one topic's metadata.
+type Topic struct {
+	Name       string            `json:"name"`
+	ID         TopicID           `json:"id"`
+	Partitions []Partition       `json:"partitions"`
+	Configs    map[string]string `json:"configs,omitempty"`
+}
+
+// Broker is a registered broker and where clients reach it.
+type Broker struct {
+	NodeID int32   `json:"node_id"`
+	Host   string  `json:"host"`
+	Port   int32   `json:"port"`
+	Rack   *string `json:"rack,omitempty"`
+}
+
+// Image is a consistent view of the cluster metadata. An Image is never
+// modified after it is published; readers may use it without locks.
+type Image struct {
+	ClusterID      string            `json:"cluster_id"`
+	Epoch          int64             `json:"epoch"` // bumped by every change
+	ControllerID   int32             `json:"controller_id"`
+	Brokers        []Broker          `json:"brokers"`
+	Topics         map[string]*Topic `json:"topics"`
+	BrokerConfigs  map[string]string `json:"broker_configs,omitempty"`
+	NextProducerID int64             `json:"next_producer_id"`
+}
+
+// TopicByID finds a topic by id.
+func (im *Image) TopicByID(id TopicID) *Topic {
+	for _, t := range im.Topics {
+		if t.ID == id {
+			return t
+		}
+	}
+	return nil
+}
+
+// SortedTopics returns the topic names in order.
+func (im *Image) SortedTopics() []string {
+	return slices.Sorted(maps.Keys(im.Topics))
+}
+
+// clone makes a copy deep enough to change topics and configs.
+func (im *Image) clone() *Image {
+	c := *im
+	c.Brokers = slices.Clone(im.Brokers)
+	c.Topics = make(map[string]*Topic, len(im.Topics))
+	for k, v := range im.Topics {
+		c.Topics[k] = v
+	}
+	c.BrokerConfigs = maps.Clone(im.BrokerConfigs)
+	return &c
+}
+
+func (t *Topic) clone() *Topic {
+	c := *t
+	c.Partitions = slices.Clone(t.Partitions)
+	c.Configs = maps.Clone(t.Configs)
+	return &c
+}

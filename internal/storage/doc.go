@@ -1,0 +1,94 @@
+// Package storage is Silkworm's log storage engine: Kafka's on-disk log
+// layout, segments with sparse offset and time indexes, crash recovery,
+// retention, idempotent-producer state and leader epochs. It knows nothing
+// of the network or of replication; the partition layer drives it.
+//
+// # Who calls what
+//
+// A Manager (Kafka's LogManager) owns every partition Log in the log dirs.
+// The broker opens it once (OpenManager), creates logs with GetOrCreate,
+// and closes it at shutdown. Request handlers call Log.Append (produce,
+// replica fetch) and Log.Read (fetch) from any goroutine; appends are
+// serialised by the log's mutex, reads take no lock. The Manager's own
+// goroutines run retention, time-based flushes and recovery-point
+// checkpoints. All file I/O goes through the FS interface (OSFS in
+// production, ErrorFS in failure tests).
+//
+// # Errors
+//
+// Any write or fsync failure takes the log offline: that call and every
+// later Append or Read returns ErrLogOffline (wrapping the cause) and the
+// log dir gets no clean-shutdown marker, so the next open recovers it.
+// Nothing is retried.
+//
+// # On-disk format (Kafka's)
+//
+//	<logdir>/meta.properties                    version=1, node.id, cluster.id, directory.id
+//	<logdir>/recovery-point-offset-checkpoint   "0\n<n>\n" then "topic partition offset" lines
+//	<logdir>/log-start-offset-checkpoint        same format
+//	<logdir>/.kafka_cleanshutdown               present only after a clean Close
+//	<logdir>/<topic>-<partition>/
+//	    00000000000000000000.log        raw v2 record batches, back to back
+//	    00000000000000000000.index      8-byte entries: int32 relative offset, int32 position
+//	    00000000000000000000.timeindex  12-byte entries: int64 timestamp, int32 relative offset
+//	    00000000000000001234.snapshot   producer state at offset 1234 (see below)
+//	    leader-epoch-checkpoint         "0\n<n>\n" then "epoch startOffset" lines
+//	    partition.metadata              "version: 0\ntopic_id: <base64url uuid>\n"
+//
+// File names are the 20-digit base offset of the segment. Batches are
+// stored exactly as given, with only the base offset and partition leader
+// epoch patched (both outside the CRC). All integers are big-endian.
+//
+// The offset index gets an entry (last offset of the batch, position of the
+// batch) whenever more than index.interval.bytes were appended since the
+// previous entry; the time index gets (largest timestamp so far, its
+// offset) at the same moment when the timestamp grew. Index files of the
+// active segment are preallocated to segment.index.bytes and trimmed to
+// their entries when the segment is rolled or the log closed. A segment
+// rolls before an append when it would exceed segment.bytes, when the
+// incoming batch's timestamp is segment.ms (minus jitter) past the
+// segment's first batch (wall clock since creation if it has none), when
+// an index is full, or when the relative offset would overflow int32.
+//
+// Checkpoints and metadata are written atomically: a .tmp file, fsync,
+// rename, fsync of the directory.
+//
+// # Producer snapshots
+//
+// When a segment rolls and when a log closes, the idempotent-producer state
+// (per producer id: epoch and its last five batches' sequence and offset
+// ranges) is written to <offset>.snapshot, offset being the log end offset
+// it reflects. Format:
+//
+//	magic "SWPS" | uint16 version=1 | uint32 CRC-32C of the rest | uint32 count |
+//	count × { int64 producerID | int16 epoch | int64 lastTimestamp | uint8 n |
+//	          n × { int32 firstSeq | int32 lastSeq | int64 firstOffset |
+//	                int64 lastOffset | int64 maxTimestamp } }
+//
+// At open the newest snapshot at or below the log end is loaded (bad ones
+// are deleted) and the batch headers after it are replayed; without a
+// snapshot the whole log's headers are replayed. A producer we hold no state
+// for must start at sequence 0 (ErrOutOfOrderSequence otherwise; we never
+// return UnknownProducerId), as must a new epoch; producer state is not
+// expired by time or by retention.
+//
+// # Recovery
+//
+// Without the clean-shutdown marker, every segment from the one holding the
+// recovery point onward is re-validated batch by batch (length within the
+// file, magic 2, CRC-32C, offsets increasing); the first bad batch and
+// everything after it are truncated (later segments deleted), the indexes
+// of those segments rebuilt, leader epochs truncated to the new log end and
+// producer state rebuilt. Earlier segments, and all segments after a clean
+// shutdown, are trusted; their indexes are checked for sanity and rebuilt
+// when missing or not sane. A .log that cannot be opened or read is an
+// error naming the file.
+//
+// # Deletion
+//
+// Segments leaving the log (retention, DeleteRecords, truncation) are
+// renamed to *.deleted and removed file.delete.delay.ms later, so readers
+// holding the *os.File from a ReadResult can finish. A deleted partition's
+// directory is renamed to <topic>-<partition>.<uuidhex>-delete and removed
+// in the background; leftovers of both are removed at the next open.
+package storage

@@ -1,0 +1,197 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"sort"
+
+	"github.com/silkworm/silkworm/internal/record"
+)
+
+// producerBatchesKept is how many recent batches per producer are kept for
+// duplicate detection (Kafka: max.in.flight.requests.per.connection <= 5).
+const producerBatchesKept = 5
+
+type producerBatch struct {
+	firstSeq, lastSeq       int32
+	firstOffset, lastOffset int64
+	maxTimestamp            int64
+}
+
+type producerEntry struct {
+	epoch         int16
+	batches       []producerBatch // oldest first, at most producerBatchesKept
+	lastTimestamp int64
+}
+
+func (e *producerEntry) lastSeq() int32 {
+	if len(e.batches) == 0 {
+		return -1
+	}
+	return e.batches[len(e.batches)-1].lastSeq
+}
+
+// producerState is Kafka's ProducerStateManager reduced to idempotence:
+// per producer id, the epoch and the last five batches. Not safe for
+// concurrent use; the Log guards it with its mu.
+type producerState struct {
+	producers map[int64]*producerEntry
+}
+
+func newProducerState() *producerState {
+	return &producerState{producers: map[int64]*producerEntry{}}
+}
+
+// check validates a leader append. It returns the original batch when h is a
+// duplicate of one of the producer's recent batches.
+//
+// Rules: an older epoch is fenced (ErrInvalidProducerEpoch); a newer epoch,
+// or a producer id we hold no state for, must start at sequence 0
+// (ErrOutOfOrderSequence otherwise; we never answer UnknownProducerId); in
+// the current epoch the first sequence must follow the last one.
+func (ps *producerState) check(h *record.Header) (dup *producerBatch, err error) {
+	e := ps.producers[h.ProducerID]
+	if e == nil {
+		if h.BaseSequence != 0 {
+			return nil, fmt.Errorf("producer %d: first sequence %d of an unknown producer is not 0: %w", h.ProducerID, h.BaseSequence, ErrOutOfOrderSequence)
+		}
+		return nil, nil
+	}
+	if h.ProducerEpoch < e.epoch {
+		return nil, fmt.Errorf("producer %d: epoch %d is older than %d: %w", h.ProducerID, h.ProducerEpoch, e.epoch, ErrInvalidProducerEpoch)
+	}
+	if h.ProducerEpoch > e.epoch {
+		if h.BaseSequence != 0 {
+			return nil, fmt.Errorf("producer %d: new epoch %d starts at sequence %d, not 0: %w", h.ProducerID, h.ProducerEpoch, h.BaseSequence, ErrOutOfOrderSequence)
+		}
+		return nil, nil
+	}
+	last := h.LastSequence()
+	for i := range e.batches {
+		if b := &e.batches[i]; b.firstSeq == h.BaseSequence && b.lastSeq == last {
+			return b, nil
+		}
+	}
+	if !inSequence(e.lastSeq(), h.BaseSequence) {
+		return nil, fmt.Errorf("producer %d epoch %d: sequence %d does not follow %d: %w", h.ProducerID, h.ProducerEpoch, h.BaseSequence, e.lastSeq(), ErrOutOfOrderSequence)
+	}
+	return nil, nil
+}
+
+func inSequence(last, next int32) bool {
+	return next == last+1 || (last == math.MaxInt32 && next == 0)
+}
+
+// update records an appended batch (leader, follower or recovery replay).
+func (ps *producerState) update(h *record.Header, baseOffset int64) {
+	if h.ProducerID < 0 {
+		return
+	}
+	e := ps.producers[h.ProducerID]
+	if e == nil {
+		e = &producerEntry{epoch: h.ProducerEpoch}
+		ps.producers[h.ProducerID] = e
+	}
+	if h.ProducerEpoch != e.epoch {
+		e.epoch = h.ProducerEpoch
+		e.batches = e.batches[:0]
+	}
+	if len(e.batches) == producerBatchesKept {
+		copy(e.batches, e.batches[1:])
+		e.batches = e.batches[:producerBatchesKept-1]
+	}
+	e.batches = append(e.batches, producerBatch{
+		firstSeq: h.BaseSequence, lastSeq: h.LastSequence(),
+		firstOffset: baseOffset, lastOffset: baseOffset + int64(h.LastOffsetDelta),
+		maxTimestamp: h.MaxTimestamp,
+	})
+	e.lastTimestamp = h.MaxTimestamp
+}
+
+// Snapshot file format (all integers big-endian):
+//
+//	magic   "SWPS" (4 bytes)
+//	version uint16 = 1
+//	crc     uint32, CRC-32C of everything after this field
+//	count   uint32, number of producers
+//	count × { producerID int64, epoch int16, lastTimestamp int64,
+//	          nbatches uint8, nbatches × { firstSeq int32, lastSeq int32,
+//	          firstOffset int64, lastOffset int64, maxTimestamp int64 } }
+const (
+	snapshotMagic   = "SWPS"
+	snapshotVersion = 1
+	snapshotHeader  = 4 + 2 + 4
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func (ps *producerState) encode() []byte {
+	ids := make([]int64, 0, len(ps.producers))
+	for id := range ps.producers {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	b := make([]byte, snapshotHeader, snapshotHeader+4+len(ids)*(19+producerBatchesKept*32))
+	copy(b, snapshotMagic)
+	binary.BigEndian.PutUint16(b[4:], snapshotVersion)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(ids)))
+	for _, id := range ids {
+		e := ps.producers[id]
+		b = binary.BigEndian.AppendUint64(b, uint64(id))
+		b = binary.BigEndian.AppendUint16(b, uint16(e.epoch))
+		b = binary.BigEndian.AppendUint64(b, uint64(e.lastTimestamp))
+		b = append(b, byte(len(e.batches)))
+		for _, pb := range e.batches {
+			b = binary.BigEndian.AppendUint32(b, uint32(pb.firstSeq))
+			b = binary.BigEndian.AppendUint32(b, uint32(pb.lastSeq))
+			b = binary.BigEndian.AppendUint64(b, uint64(pb.firstOffset))
+			b = binary.BigEndian.AppendUint64(b, uint64(pb.lastOffset))
+			b = binary.BigEndian.AppendUint64(b, uint64(pb.maxTimestamp))
+		}
+	}
+	binary.BigEndian.PutUint32(b[6:], crc32.Checksum(b[snapshotHeader:], castagnoli))
+	return b
+}
+
+func decodeProducerSnapshot(b []byte) (*producerState, error) {
+	if len(b) < snapshotHeader+4 || string(b[:4]) != snapshotMagic {
+		return nil, fmt.Errorf("not a producer snapshot: %w", ErrCorrupt)
+	}
+	if v := binary.BigEndian.Uint16(b[4:]); v != snapshotVersion {
+		return nil, fmt.Errorf("producer snapshot version %d: %w", v, ErrCorrupt)
+	}
+	if crc := binary.BigEndian.Uint32(b[6:]); crc != crc32.Checksum(b[snapshotHeader:], castagnoli) {
+		return nil, fmt.Errorf("producer snapshot CRC mismatch: %w", ErrCorrupt)
+	}
+	p := b[snapshotHeader:]
+	n := binary.BigEndian.Uint32(p)
+	p = p[4:]
+	ps := newProducerState()
+	short := fmt.Errorf("producer snapshot truncated: %w", ErrCorrupt)
+	for range n {
+		if len(p) < 19 {
+			return nil, short
+		}
+		id := int64(binary.BigEndian.Uint64(p))
+		e := &producerEntry{epoch: int16(binary.BigEndian.Uint16(p[8:])), lastTimestamp: int64(binary.BigEndian.Uint64(p[10:]))}
+		nb := int(p[18])
+		p = p[19:]
+		if nb > producerBatchesKept || len(p) < nb*32 {
+			return nil, short
+		}
+		for range nb {
+			e.batches = append(e.batches, producerBatch{
+				firstSeq:     int32(binary.BigEndian.Uint32(p)),
+				lastSeq:      int32(binary.BigEndian.Uint32(p[4:])),
+				firstOffset:  int64(binary.BigEndian.Uint64(p[8:])),
+				lastOffset:   int64(binary.BigEndian.Uint64(p[16:])),
+				maxTimestamp: int64(binary.BigEndian.Uint64(p[24:])),
+			})
+			p = p[32:]
+		}
+		ps.producers[id] = e
+	}
+	return ps, nil
+}

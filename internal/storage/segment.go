@@ -1,0 +1,418 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/silkworm/silkworm/internal/record"
+)
+
+const (
+	logSuffix       = ".log"
+	indexSuffix     = ".index"
+	timeIndexSuffix = ".timeindex"
+	snapshotSuffix  = ".snapshot"
+	deletedSuffix   = ".deleted"
+	// batchPrefix is the part of a batch header read to find batch bounds.
+	batchPrefix = record.HeaderSize
+	// minBatchLength is the smallest sane BatchLength (a header, no records).
+	minBatchLength = record.HeaderSize - record.LogOverhead
+)
+
+// filenamePrefix is Kafka's 20-digit, zero-padded offset file name.
+func filenamePrefix(offset int64) string { return fmt.Sprintf("%020d", offset) }
+
+func parseOffsetName(name, suffix string) (int64, bool) {
+	if !strings.HasSuffix(name, suffix) {
+		return 0, false
+	}
+	s := strings.TrimSuffix(name, suffix)
+	if len(s) != 20 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// segment is one .log file with its two indexes. base and the files are
+// immutable; size is published atomically after each append so readers
+// never see a partial batch; the other mutable fields are guarded by the
+// owning Log's mu.
+type segment struct {
+	base      int64
+	dir       string
+	log       File
+	index     *offsetIndex
+	timeIndex *timeIndex
+
+	size    atomic.Int64 // bytes of whole batches in the .log
+	deleted atomic.Bool  // set when the segment left the log (files may still be open)
+
+	// Guarded by Log.mu.
+	nextOffset               int64 // last offset + 1 (base when empty)
+	maxTimestamp             int64 // largest batch MaxTimestamp, -1 if none
+	offsetOfMaxTimestamp     int64
+	rollingBasedTimestamp    int64 // first batch's MaxTimestamp, -1 if none (segment.ms)
+	created                  time.Time
+	jitterMs                 int64 // segment.jitter.ms draw for this segment
+	indexMissing             bool  // an index file did not exist at open: rebuild
+	bytesSinceLastIndexEntry int64
+}
+
+func (s *segment) path(suffix string) string {
+	return filepath.Join(s.dir, filenamePrefix(s.base)+suffix)
+}
+
+// openSegment opens (create=true: creates) the three files of a segment.
+func openSegment(fs FS, dir string, base int64, cfg Config, create bool, now time.Time) (*segment, error) {
+	s := &segment{base: base, dir: dir, nextOffset: base, maxTimestamp: -1, offsetOfMaxTimestamp: base,
+		rollingBasedTimestamp: -1, created: now}
+	flag := os.O_RDWR
+	if create {
+		flag |= os.O_CREATE | os.O_EXCL
+	}
+	var err error
+	if s.log, err = fs.OpenFile(s.path(logSuffix), flag, 0o644); err != nil {
+		return nil, fmt.Errorf("open segment %s: %w", s.path(logSuffix), err)
+	}
+	// Indexes are rebuildable: create them whenever missing.
+	idxFlag := os.O_RDWR | os.O_CREATE
+	if create {
+		idxFlag |= os.O_TRUNC
+	}
+	if !create {
+		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+			if ok, err := fileExists(fs, s.path(suf)); err == nil && !ok {
+				s.indexMissing = true
+			}
+		}
+	}
+	idx, err := fs.OpenFile(s.path(indexSuffix), idxFlag, 0o644)
+	if err != nil {
+		s.log.Close()
+		return nil, fmt.Errorf("open index %s: %w", s.path(indexSuffix), err)
+	}
+	tidx, err := fs.OpenFile(s.path(timeIndexSuffix), idxFlag, 0o644)
+	if err != nil {
+		s.log.Close()
+		idx.Close()
+		return nil, fmt.Errorf("open time index %s: %w", s.path(timeIndexSuffix), err)
+	}
+	s.index = &offsetIndex{file: idx, maxEntries: int(cfg.MaxIndexSize) / offsetEntrySize}
+	s.timeIndex = &timeIndex{file: tidx, maxEntries: int(cfg.MaxIndexSize) / timeEntrySize}
+	if !create {
+		fi, err := s.log.Stat()
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("stat %s: %w", s.path(logSuffix), err)
+		}
+		s.size.Store(fi.Size())
+	}
+	return s, nil
+}
+
+func (s *segment) close() error {
+	return errors.Join(s.log.Close(), s.index.file.Close(), s.timeIndex.file.Close())
+}
+
+func (s *segment) sync() error {
+	if err := s.log.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", s.log.Name(), err)
+	}
+	if err := s.index.file.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", s.index.file.Name(), err)
+	}
+	if err := s.timeIndex.file.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", s.timeIndex.file.Name(), err)
+	}
+	return nil
+}
+
+// relOffset converts an absolute offset to the index's relative form,
+// clamping to the int32 range (callers roll before it can overflow).
+func (s *segment) relOffset(off int64) int32 {
+	d := off - s.base
+	if d < 0 {
+		return -1
+	}
+	if d > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int32(d)
+}
+
+// batchBounds is what a header scan learns about one batch.
+type batchBounds struct {
+	pos          int64
+	size         int64
+	baseOffset   int64
+	lastOffset   int64
+	maxTimestamp int64
+	epoch        int32
+}
+
+// readBounds reads the header of the batch at pos (within limit) without
+// reading its records. It checks only that the header is whole and that the
+// batch length is sane and fits below limit.
+func (s *segment) readBounds(pos, limit int64, buf []byte) (batchBounds, error) {
+	if limit-pos < batchPrefix {
+		return batchBounds{}, fmt.Errorf("%s: header at %d crosses end %d: %w", s.log.Name(), pos, limit, io.ErrUnexpectedEOF)
+	}
+	if _, err := s.log.ReadAt(buf[:batchPrefix], pos); err != nil {
+		return batchBounds{}, fmt.Errorf("read %s at %d: %w", s.log.Name(), pos, err)
+	}
+	b := buf[:batchPrefix]
+	length := int64(int32(binary.BigEndian.Uint32(b[record.OffsetBatchLength:])))
+	if length < minBatchLength {
+		return batchBounds{}, fmt.Errorf("%s: batch at %d has length %d: %w", s.log.Name(), pos, length, ErrCorrupt)
+	}
+	size := length + record.LogOverhead
+	if pos+size > limit {
+		return batchBounds{}, fmt.Errorf("%s: batch at %d of %d bytes crosses end %d: %w", s.log.Name(), pos, size, limit, io.ErrUnexpectedEOF)
+	}
+	base := int64(binary.BigEndian.Uint64(b[record.OffsetBaseOffset:]))
+	delta := int64(int32(binary.BigEndian.Uint32(b[record.OffsetLastOffsetDelta:])))
+	return batchBounds{
+		pos:          pos,
+		size:         size,
+		baseOffset:   base,
+		lastOffset:   base + delta,
+		maxTimestamp: int64(binary.BigEndian.Uint64(b[record.OffsetMaxTimestamp:])),
+		epoch:        int32(binary.BigEndian.Uint32(b[record.OffsetPartitionLeaderEpoch:])),
+	}, nil
+}
+
+// findBatch returns the first batch at or after the index position for
+// offset whose last offset is >= offset, scanning headers up to limit.
+// found is false when no such batch lies below limit.
+func (s *segment) findBatch(offset, limit int64, buf []byte) (batchBounds, bool, error) {
+	pos := int64(0)
+	if rel := offset - s.base; rel > 0 {
+		if rel > math.MaxInt32 {
+			rel = math.MaxInt32
+		}
+		pos = s.index.lookup(int32(rel))
+	}
+	for pos < limit {
+		b, err := s.readBounds(pos, limit, buf)
+		if err != nil {
+			return batchBounds{}, false, err
+		}
+		if b.lastOffset >= offset {
+			return b, true, nil
+		}
+		pos += b.size
+	}
+	return batchBounds{}, false, nil
+}
+
+// recover validates every batch of the segment (header sanity, magic 2,
+// CRC-32C, increasing offsets), truncates the file at the first bad one and
+// rebuilds both indexes. It returns the bytes truncated and the batches seen
+// (the callback gets each valid header, for producer and epoch state).
+// A read error of the file itself is returned; a bad batch is not an error.
+func (s *segment) recover(cfg Config, prevNext int64, visit func(record.Header, int64)) (truncated int64, err error) {
+	if err := errors.Join(s.index.reset(), s.timeIndex.reset()); err != nil {
+		return 0, err
+	}
+	s.nextOffset = max(s.base, prevNext)
+	s.maxTimestamp, s.offsetOfMaxTimestamp, s.rollingBasedTimestamp = -1, s.base, -1
+	s.bytesSinceLastIndexEntry = 0
+	fi, err := s.log.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("stat %s: %w", s.log.Name(), err)
+	}
+	fileSize := fi.Size()
+	var buf []byte
+	pos := int64(0)
+	for pos < fileSize {
+		h, size, ok, err := s.validBatchAt(pos, fileSize, &buf, s.nextOffset)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			break
+		}
+		if err := s.indexBatchLocked(cfg, h, pos, size); err != nil {
+			return 0, err
+		}
+		if visit != nil {
+			visit(h, pos)
+		}
+		pos += size
+	}
+	if pos < fileSize {
+		if err := s.log.Truncate(pos); err != nil {
+			return 0, fmt.Errorf("truncate %s to %d: %w", s.log.Name(), pos, err)
+		}
+	}
+	s.size.Store(pos)
+	return fileSize - pos, nil
+}
+
+// validBatchAt reads and fully checks the batch at pos. ok=false means the
+// bytes there are not a valid batch (a torn or corrupt tail).
+func (s *segment) validBatchAt(pos, fileSize int64, bufp *[]byte, minBase int64) (record.Header, int64, bool, error) {
+	if fileSize-pos < record.HeaderSize {
+		return record.Header{}, 0, false, nil
+	}
+	var hb [record.HeaderSize]byte
+	if _, err := s.log.ReadAt(hb[:], pos); err != nil {
+		return record.Header{}, 0, false, fmt.Errorf("read %s at %d: %w", s.log.Name(), pos, err)
+	}
+	h, err := record.ParseHeader(hb[:])
+	if err != nil {
+		return record.Header{}, 0, false, nil
+	}
+	size := h.Size()
+	if h.BatchLength < minBatchLength || pos+size > fileSize || h.Magic != record.MagicV2 ||
+		h.LastOffsetDelta < 0 || h.BaseOffset < minBase || h.LastOffset()-s.base > math.MaxInt32 {
+		return h, 0, false, nil
+	}
+	if int64(cap(*bufp)) < size {
+		*bufp = make([]byte, size)
+	}
+	b := (*bufp)[:size]
+	if _, err := s.log.ReadAt(b, pos); err != nil {
+		return h, 0, false, fmt.Errorf("read %s at %d: %w", s.log.Name(), pos, err)
+	}
+	if record.ComputeCRC(b) != h.CRC {
+		return h, 0, false, nil
+	}
+	return h, size, true, nil
+}
+
+// indexBatchLocked updates the segment's in-memory stats and indexes for a
+// batch just written (or recovered) at pos. Called with Log.mu held.
+func (s *segment) indexBatchLocked(cfg Config, h record.Header, pos, size int64) error {
+	last := h.LastOffset()
+	if s.rollingBasedTimestamp < 0 && pos == 0 {
+		s.rollingBasedTimestamp = h.MaxTimestamp
+	}
+	if h.MaxTimestamp > s.maxTimestamp {
+		s.maxTimestamp = h.MaxTimestamp
+		s.offsetOfMaxTimestamp = last
+	}
+	if s.bytesSinceLastIndexEntry > int64(cfg.IndexIntervalBytes) {
+		if err := s.index.append(s.relOffset(last), pos); err != nil {
+			return err
+		}
+		if err := s.timeIndex.maybeAppend(s.maxTimestamp, s.relOffset(s.offsetOfMaxTimestamp), false); err != nil {
+			return err
+		}
+		s.bytesSinceLastIndexEntry = 0
+	}
+	s.bytesSinceLastIndexEntry += size
+	s.nextOffset = last + 1
+	return nil
+}
+
+// loadTrusted fills the in-memory stats of a segment whose log is trusted
+// (clean shutdown, or before the recovery point): it loads both indexes and
+// scans only the batches after the last time-index entry. It returns an
+// error wrapping ErrCorrupt when an index is not sane; the caller rebuilds.
+func (s *segment) loadTrusted(cfg Config) error {
+	s.nextOffset = s.base
+	s.maxTimestamp, s.offsetOfMaxTimestamp, s.rollingBasedTimestamp = -1, s.base, -1
+	if s.indexMissing {
+		return fmt.Errorf("%s or its time index is missing: %w", s.index.file.Name(), ErrCorrupt)
+	}
+	if err := s.index.load(); err != nil {
+		return err
+	}
+	if err := s.timeIndex.load(); err != nil {
+		return err
+	}
+	size := s.size.Load()
+	if e, ok := s.index.last(); ok && int64(e.pos) >= size {
+		return fmt.Errorf("%s: entry position %d past log end %d: %w", s.index.file.Name(), e.pos, size, ErrCorrupt)
+	}
+	buf := make([]byte, batchPrefix)
+	if size == 0 {
+		if s.index.len() > 0 || s.timeIndex.len() > 0 {
+			return fmt.Errorf("%s: entries for an empty log: %w", s.index.file.Name(), ErrCorrupt)
+		}
+		return nil
+	}
+	first, err := s.readBounds(0, size, buf)
+	if err != nil {
+		return err
+	}
+	s.rollingBasedTimestamp = first.maxTimestamp
+	pos := int64(0)
+	if te, ok := s.timeIndex.last(); ok {
+		s.maxTimestamp, s.offsetOfMaxTimestamp = te.ts, s.base+int64(te.rel)
+		pos = s.index.lookup(te.rel)
+	}
+	if oe, ok := s.index.last(); ok {
+		// The last offset-index entry must point at a batch that ends at it.
+		b, err := s.readBounds(int64(oe.pos), size, buf)
+		if err != nil || b.lastOffset != s.base+int64(oe.rel) {
+			return fmt.Errorf("%s: last entry does not match the log: %w", s.index.file.Name(), ErrCorrupt)
+		}
+	}
+	for pos < size {
+		b, err := s.readBounds(pos, size, buf)
+		if err != nil {
+			return err
+		}
+		if b.maxTimestamp > s.maxTimestamp {
+			s.maxTimestamp, s.offsetOfMaxTimestamp = b.maxTimestamp, b.lastOffset
+		}
+		s.nextOffset = b.lastOffset + 1
+		pos += b.size
+	}
+	if te, ok := s.timeIndex.last(); ok && s.base+int64(te.rel) >= s.nextOffset {
+		return fmt.Errorf("%s: entry offset past log end: %w", s.timeIndex.file.Name(), ErrCorrupt)
+	}
+	return nil
+}
+
+// rebuildIndexes recreates both indexes from the log's batch headers
+// (trusting the log, which is not re-validated).
+func (s *segment) rebuildIndexes(cfg Config) error {
+	if err := errors.Join(s.index.reset(), s.timeIndex.reset()); err != nil {
+		return err
+	}
+	s.nextOffset = s.base
+	s.maxTimestamp, s.offsetOfMaxTimestamp, s.rollingBasedTimestamp = -1, s.base, -1
+	s.bytesSinceLastIndexEntry = 0
+	size := s.size.Load()
+	buf := make([]byte, batchPrefix)
+	for pos := int64(0); pos < size; {
+		b, err := s.readBounds(pos, size, buf)
+		if err != nil {
+			return err
+		}
+		h := record.Header{BaseOffset: b.baseOffset, LastOffsetDelta: int32(b.lastOffset - b.baseOffset), MaxTimestamp: b.maxTimestamp}
+		if err := s.indexBatchLocked(cfg, h, pos, b.size); err != nil {
+			return err
+		}
+		pos += b.size
+	}
+	return nil
+}
+
+// largestTimestamp is the segment's largest batch timestamp for time
+// retention; segments without timestamps use the file's modification time.
+func (s *segment) largestTimestamp() int64 {
+	if s.maxTimestamp >= 0 {
+		return s.maxTimestamp
+	}
+	if fi, err := s.log.Stat(); err == nil {
+		return fi.ModTime().UnixMilli()
+	}
+	return -1
+}

@@ -1,0 +1,191 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// FileSource is what a file region is read from: a segment file. When it
+// also has Fd() the region is sent with sendfile.
+type FileSource interface {
+	io.ReaderAt
+}
+
+type fder interface{ Fd() uintptr }
+
+// Chunk is one piece of a response: bytes, or a region of a file.
+type Chunk struct {
+	Bytes []byte
+	File  FileSource
+	Pos   int64
+	Size  int64
+}
+
+// Response is an encoded response: its size prefix, header and body as a
+// list of chunks. Build it with NewResponse or the Append helpers, then
+// Finish it. A Response is owned by one goroutine at a time.
+type Response struct {
+	Chunks []Chunk
+	size   int64
+}
+
+// EncodeResponse encodes a kmsg response body after a response header for
+// correlationID. flexibleHeader selects header v1 (tagged fields); note
+// ApiVersions always uses header v0.
+func EncodeResponse(correlationID int32, flexibleHeader bool, body kmsg.Response) *Response {
+	buf := make([]byte, 8, 64)
+	binary.BigEndian.PutUint32(buf[4:], uint32(correlationID))
+	if flexibleHeader {
+		buf = append(buf, 0)
+	}
+	buf = body.AppendTo(buf)
+	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+	return &Response{Chunks: []Chunk{{Bytes: buf}}, size: int64(len(buf))}
+}
+
+// NewResponse starts a response that the caller fills with AppendBytes and
+// AppendFile, for bodies that carry file regions (Fetch).
+func NewResponse(correlationID int32, flexibleHeader bool) *Response {
+	buf := make([]byte, 8, 256)
+	binary.BigEndian.PutUint32(buf[4:], uint32(correlationID))
+	if flexibleHeader {
+		buf = append(buf, 0)
+	}
+	return &Response{Chunks: []Chunk{{Bytes: buf}}, size: int64(len(buf))}
+}
+
+// Tail returns the last byte chunk for appending, creating one if the last
+// chunk is a file region.
+func (r *Response) Tail() []byte {
+	last := &r.Chunks[len(r.Chunks)-1]
+	if last.File != nil {
+		r.Chunks = append(r.Chunks, Chunk{Bytes: make([]byte, 0, 128)})
+		return nil
+	}
+	return last.Bytes
+}
+
+// SetTail replaces the last byte chunk after appending to what Tail gave.
+func (r *Response) SetTail(b []byte) {
+	last := &r.Chunks[len(r.Chunks)-1]
+	r.size += int64(len(b) - len(last.Bytes))
+	last.Bytes = b
+}
+
+// AppendFile adds a file region to the response.
+func (r *Response) AppendFile(f FileSource, pos, size int64) {
+	r.Chunks = append(r.Chunks, Chunk{File: f, Pos: pos, Size: size})
+	r.size += size
+}
+
+// Finish writes the size prefix. The response must not change afterwards.
+func (r *Response) Finish() {
+	binary.BigEndian.PutUint32(r.Chunks[0].Bytes, uint32(r.size-4))
+}
+
+// Size is the total number of bytes the response occupies on the wire.
+func (r *Response) Size() int64 { return r.size }
+
+// ErrShortFile means a file region ended before its announced size; the
+// connection must be closed because the frame is already partly written.
+var ErrShortFile = errors.New("file region shorter than announced")
+
+// Write sends the response on conn: consecutive byte chunks with one
+// writev, file regions with sendfile when conn is a TCP connection and the
+// file has a descriptor, else with ReadAt and Write.
+func (r *Response) Write(conn net.Conn) error {
+	var bufs net.Buffers
+	for i := range r.Chunks {
+		c := &r.Chunks[i]
+		if c.File == nil {
+			if len(c.Bytes) > 0 {
+				bufs = append(bufs, c.Bytes)
+			}
+			continue
+		}
+		if len(bufs) > 0 {
+			if _, err := bufs.WriteTo(conn); err != nil {
+				return err
+			}
+			bufs = bufs[:0]
+		}
+		if err := writeRegion(conn, c); err != nil {
+			return err
+		}
+	}
+	if len(bufs) > 0 {
+		if _, err := bufs.WriteTo(conn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeRegion(conn net.Conn, c *Chunk) error {
+	if c.Size == 0 {
+		return nil
+	}
+	if f, ok := c.File.(fder); ok {
+		if sc, ok := conn.(syscall.Conn); ok {
+			rc, err := sc.SyscallConn()
+			if err == nil {
+				return sendfile(rc, int(f.Fd()), c.Pos, c.Size)
+			}
+		}
+	}
+	buf := make([]byte, min(c.Size, 256<<10))
+	pos, left := c.Pos, c.Size
+	for left > 0 {
+		n := min(int64(len(buf)), left)
+		m, err := c.File.ReadAt(buf[:n], pos)
+		if int64(m) < n {
+			if err == nil || err == io.EOF {
+				err = ErrShortFile
+			}
+			return err
+		}
+		if _, err := conn.Write(buf[:n]); err != nil {
+			return err
+		}
+		pos += n
+		left -= n
+	}
+	return nil
+}
+
+func sendfile(rc syscall.RawConn, src int, off, n int64) error {
+	var werr error
+	err := rc.Write(func(fd uintptr) bool {
+		for n > 0 {
+			m, e := unix.Sendfile(int(fd), src, &off, int(min(n, 1<<30)))
+			if m > 0 {
+				n -= int64(m)
+			}
+			switch {
+			case e == unix.EAGAIN:
+				return false // wait until the socket is writable
+			case e == unix.EINTR:
+				continue
+			case e != nil:
+				werr = fmt.Errorf("sendfile: %w", e)
+				return true
+			case m == 0:
+				werr = ErrShortFile
+				return true
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	return werr
+}
