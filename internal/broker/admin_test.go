@@ -113,6 +113,14 @@ func TestCreateTopicsErrors(t *testing.T) {
 		})
 	}
 
+	t.Run("colliding name", func(t *testing.T) {
+		tb.createTopic(ctx, "a.b", 1, nil)
+		resp, err := tb.adm.CreateTopic(ctx, 1, 1, nil, "a_b")
+		if !errors.Is(err, kerr.InvalidTopicException) || resp.ErrMessage != "Topic 'a_b' collides with existing topic: a.b" {
+			t.Fatalf("collision: %v %q", err, resp.ErrMessage)
+		}
+	})
+
 	t.Run("duplicate in one request", func(t *testing.T) {
 		req := kmsg.NewPtrCreateTopicsRequest()
 		for _, name := range []string{"dup", "dup", "single"} {

@@ -171,7 +171,7 @@ func (b *Broker) storageConfigFor(topic string) storage.Config {
 	if t := im.Topics[topic]; t != nil {
 		overrides = t.Configs
 	}
-	tc, err := config.ResolveTopic(b.cfg, overrides)
+	tc, err := config.ResolveTopic(b.dynamicConfig(im.BrokerConfigs), overrides)
 	if err != nil {
 		tc, _ = config.ResolveTopic(b.cfg, nil)
 	}
@@ -200,9 +200,10 @@ func (b *Broker) applyImage(im *metadata.Image) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.brokerDyn = im.BrokerConfigs
+	dyn := b.dynamicConfig(im.BrokerConfigs) // topic defaults follow dynamic broker configs
 	var errs []error
 	for name, t := range im.Topics {
-		tc, err := config.ResolveTopic(b.cfg, t.Configs)
+		tc, err := config.ResolveTopic(dyn, t.Configs)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("topic %s: %w", name, err))
 			continue

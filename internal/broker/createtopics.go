@@ -11,7 +11,9 @@ package broker
 // -1 partitions or replication factor take num.partitions and
 // default.replication.factor; configs are validated like Kafka's
 // LogConfig (INVALID_CONFIG naming the first bad key); an existing topic
-// gets TOPIC_ALREADY_EXISTS. ValidateOnly runs every check and creates
+// gets TOPIC_ALREADY_EXISTS, a name that differs from an existing one only
+// by '.' versus '_' INVALID_TOPIC_EXCEPTION, and __cluster_metadata
+// INVALID_REQUEST. ValidateOnly runs every check and creates
 // nothing. From v5 a success carries the partition count, replication
 // factor and every effective config with its source, and from v7 the
 // topic id (zero for ValidateOnly, as Kafka).
@@ -24,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -119,9 +122,15 @@ func (b *Broker) createTopicFromRequest(cfg *config.Broker, version int16, rt *k
 	if err := topicNameProblem(rt.Topic); err != nil {
 		return fail(newAPIError(kerr.InvalidTopicException, "%s", err))
 	}
+	if rt.Topic == clusterMetadataTopic {
+		return fail(newAPIError(kerr.InvalidRequest, "Creation of internal topic %s is prohibited.", rt.Topic))
+	}
 	im := b.meta.Image()
 	if _, ok := im.Topics[rt.Topic]; ok {
 		return fail(newAPIError(kerr.TopicAlreadyExists, "Topic '%s' already exists.", rt.Topic))
+	}
+	if other := collidingTopic(im, rt.Topic); other != "" {
+		return fail(newAPIError(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", rt.Topic, other))
 	}
 	partitions, rf, e := b.checkTopicLayout(im, rt)
 	if e != nil {
@@ -155,6 +164,24 @@ func (b *Broker) createTopicFromRequest(cfg *config.Broker, version int16, rt *k
 		st.Configs = append(st.Configs, c)
 	}
 	return st
+}
+
+// clusterMetadataTopic is KRaft's metadata log, which clients may not create.
+const clusterMetadataTopic = "__cluster_metadata"
+
+// collidingTopic returns an existing topic whose name differs from name
+// only by '.' versus '_' (the two collide in metric names), or "".
+func collidingTopic(im *metadata.Image, name string) string {
+	if !strings.ContainsAny(name, "._") {
+		return ""
+	}
+	norm := strings.ReplaceAll(name, ".", "_")
+	for other := range im.Topics {
+		if other != name && strings.ReplaceAll(other, ".", "_") == norm {
+			return other
+		}
+	}
+	return ""
 }
 
 // checkTopicLayout checks the partition count, replication factor and

@@ -28,6 +28,11 @@ type Partition struct {
 // New wraps log as the leader replica at leaderEpoch.
 func New(topic string, index int32, topicID [16]byte, log *storage.Log, leaderEpoch int32) *Partition {
 	log.SetHighWatermark(log.LogEndOffset())
+	// A new leader records where its epoch starts, as Kafka does, so that
+	// OffsetForLeaderEpoch answers even before the first append.
+	if eps := log.LeaderEpochs(); len(eps) == 0 || eps[len(eps)-1].Epoch < leaderEpoch {
+		_ = log.AssignLeaderEpoch(leaderEpoch, log.LogEndOffset())
+	}
 	return &Partition{
 		Topic:   topic,
 		Index:   index,
