@@ -11,12 +11,15 @@ package broker
 // acks=0 produce closes the connection, as Kafka does. acks=-1 on a single
 // node is satisfied by the local append (the ISR is the leader alone).
 //
-// Deviation: compression.type other than "producer" is not applied yet;
-// batches are kept in the producer's codec. Transactions are not supported:
-// transactional batches get INVALID_TXN_STATE.
+// compression.type "producer" keeps the producer's codec (the fast path);
+// any other codec makes the broker re-encode batches that differ, as Kafka
+// does. Transactions are not supported: transactional batches get
+// INVALID_TXN_STATE.
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -73,14 +76,8 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 	}
 	p := ts.partitions[rp.Partition]
 	batch := rp.Records
-	if len(batch) == 0 {
-		return fail(kerr.InvalidRecord.Code, "produce request must carry one record batch per partition")
-	}
-	if len(batch) >= record.LogOverhead {
-		h, err := record.ParseHeader(batch)
-		if err == nil && h.Size() < int64(len(batch)) {
-			return fail(kerr.InvalidRecord.Code, "produce requests with version 3+ may carry only one record batch per partition")
-		}
+	if code, msg := checkOneBatch(batch); code != 0 {
+		return fail(code, msg)
 	}
 	cfg := ts.cfg
 	if int64(len(batch)) > int64(cfg.MaxMessageBytes) {
@@ -96,6 +93,12 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 	}
 	if info.Transactional || req.TransactionID != nil {
 		return fail(kerr.InvalidTxnState.Code, "transactions are not supported")
+	}
+	if c, ok := record.ParseCompression(cfg.CompressionType); ok && c != info.Compression {
+		batch, err = record.Recompress(batch, c, maxUncompressed(int32(cfg.MaxMessageBytes)))
+		if err != nil {
+			return fail(errorCode(err), err.Error())
+		}
 	}
 	appendTime := int64(-1)
 	if cfg.MessageTimestampType == "LogAppendTime" {
@@ -113,6 +116,62 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 	sp.LogAppendTime = appendTime
 	sp.LogStartOffset = p.Log.LogStartOffset()
 	return sp
+}
+
+// legacyRecordOverheadV0 is the smallest size a batch (a v0 message) can
+// announce; Kafka's log input stream rejects anything smaller as corrupt.
+const legacyRecordOverheadV0 = 14
+
+// checkOneBatch applies Kafka's rule for the records of a produce v3+
+// partition (ProduceRequest.validateRecords): exactly one whole batch, of
+// magic 2. Batches are delimited as Kafka's log input stream does, so the
+// answers match Kafka's: a size below the minimum or a magic that never
+// existed is CORRUPT_MESSAGE; no whole batch (null records, a batch length
+// beyond the bytes sent), a legacy magic or a second whole batch is
+// INVALID_RECORD. Bytes after the batch that do not form a second whole
+// one are left for record.Validate, which answers CORRUPT_MESSAGE (Kafka
+// finds the same batch failing its CRC).
+func checkOneBatch(b []byte) (int16, string) {
+	first, err := nextBatchSize(b)
+	if err != "" {
+		return kerr.CorruptMessage.Code, err
+	}
+	if first == 0 {
+		return kerr.InvalidRecord.Code, "produce requests with version 3 and above must have at least one record batch per partition"
+	}
+	if magic := int8(b[record.OffsetMagic]); magic != record.MagicV2 {
+		return kerr.InvalidRecord.Code, fmt.Sprintf("produce requests with version 3 and above may only carry record batches with magic 2, not %d", magic)
+	}
+	second, err := nextBatchSize(b[first:])
+	if err != "" {
+		return kerr.CorruptMessage.Code, err
+	}
+	if second > 0 {
+		return kerr.InvalidRecord.Code, "produce requests with version 3 and above may carry only one record batch per partition"
+	}
+	return 0, ""
+}
+
+// nextBatchSize returns the size of the whole batch at the start of b, or
+// 0 when b does not hold one, or a message when its header is corrupt.
+func nextBatchSize(b []byte) (int, string) {
+	if len(b) < record.LogOverhead {
+		return 0, ""
+	}
+	size := int32(binary.BigEndian.Uint32(b[record.OffsetBatchLength:]))
+	if size < legacyRecordOverheadV0 {
+		return 0, fmt.Sprintf("record size %d is less than the minimum record overhead (%d)", size, legacyRecordOverheadV0)
+	}
+	if len(b) <= record.OffsetMagic {
+		return 0, ""
+	}
+	if magic := int8(b[record.OffsetMagic]); magic < 0 || magic > record.MagicV2 {
+		return 0, fmt.Sprintf("invalid magic found in record: %d", magic)
+	}
+	if int64(len(b)) < int64(size)+record.LogOverhead {
+		return 0, ""
+	}
+	return int(size) + record.LogOverhead, ""
 }
 
 // maxUncompressed is the cap on a compressed batch's decompressed size: a

@@ -103,6 +103,14 @@ func errorCode(err error) int16 {
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, record.ErrUnsupportedCompression):
 		return kerr.UnsupportedCompressionType.Code
+	case errors.Is(err, record.ErrTooLarge):
+		return kerr.MessageTooLarge.Code
+	case errors.Is(err, record.ErrUnsupportedVersion):
+		return kerr.CorruptMessage.Code
+	case errors.Is(err, record.ErrTooLarge):
+		return kerr.MessageTooLarge.Code
+	case errors.Is(err, record.ErrUnsupportedVersion):
+		return kerr.InvalidRecord.Code // Kafka: magic must be 2 in Produce v3+
 	case errors.Is(err, errInvalidTopic):
 		return kerr.InvalidTopicException.Code
 	}
