@@ -70,10 +70,13 @@ var (
 	gzipDecoders = sync.Pool{New: func() any { return new(gzipDecoder) }}
 	lz4Decoders  = sync.Pool{New: func() any { return &lz4Decoder{r: lz4.NewReader(nil)} }}
 	zstdDecoders = sync.Pool{New: func() any {
+		// Concurrency 1 decodes synchronously, without goroutines. When
+		// streaming, both limits below bound only the window; readCapped
+		// bounds the output.
 		d, err := zstd.NewReader(nil,
 			zstd.WithDecoderConcurrency(1),
 			zstd.WithDecoderMaxWindow(maxZstdWindow),
-			zstd.WithDecoderMaxMemory(1<<40))
+			zstd.WithDecoderMaxMemory(maxZstdWindow))
 		if err != nil {
 			panic(fmt.Sprintf("record: zstd decoder options: %v", err))
 		}
@@ -180,6 +183,8 @@ func Decompress(c Compression, src []byte, limit int) ([]byte, error) {
 // limit bytes. On error the returned slice is dst with unspecified extra
 // contents (its capacity may be reused).
 func decompressAppend(c Compression, dst, src []byte, limit int) ([]byte, error) {
+	// Keep limit+1 and the growth arithmetic in readCapped from overflowing.
+	limit = min(max(limit, 0), 1<<40)
 	switch c {
 	case CompressionNone:
 		if len(src) > limit {

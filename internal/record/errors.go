@@ -9,6 +9,9 @@ var (
 	// ErrCorruptMessage means the bytes do not form a well-structured batch:
 	// truncated or trailing bytes, bad lengths, a CRC mismatch, malformed
 	// records or a corrupt compressed stream. Kafka: CORRUPT_MESSAGE (2).
+	// (Apache Kafka itself answers INVALID_RECORD for a malformed record
+	// inside an intact batch; CORRUPT_MESSAGE is retriable for clients,
+	// which suits a CRC mismatch best.)
 	ErrCorruptMessage = errors.New("corrupt message")
 
 	// ErrInvalidRecord means the batch is well formed but breaks a rule a

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -460,6 +461,16 @@ func TestCompressDecompressRoundTrip(t *testing.T) {
 		}
 		if got, err := Decompress(c, empty, 10); err != nil || len(got) != 0 {
 			t.Fatalf("%s: Decompress(empty): %q, %v", c, got, err)
+		}
+	}
+	for _, limit := range []int{-1, 0, math.MaxInt} {
+		out, _ := Compress(CompressionLZ4, nil, src)
+		got, err := Decompress(CompressionLZ4, out, limit)
+		if limit > 0 && (err != nil || !bytes.Equal(got, src)) {
+			t.Fatalf("Decompress with limit %d: %v", limit, err)
+		}
+		if limit <= 0 && !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("Decompress with limit %d: %v", limit, err)
 		}
 	}
 	if _, err := Compress(5, nil, src); !errors.Is(err, ErrUnsupportedCompression) {

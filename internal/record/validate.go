@@ -36,8 +36,9 @@ type ValidateOptions struct {
 
 	// AllowOffsetGaps accepts batches as they may sit in a log after
 	// compaction: offset deltas only increasing (not consecutive), records
-	// fewer than LastOffsetDelta+1, even none. It also drops the producer
-	// sequence check. A follower appending its leader's batches sets this,
+	// fewer than LastOffsetDelta+1, even none. It also drops the check that
+	// an idempotent batch has a base sequence (control batches never need
+	// one). A follower appending its leader's batches sets this,
 	// AllowControl and AllowLogAppendTime.
 	AllowOffsetGaps bool
 }
