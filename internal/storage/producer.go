@@ -54,9 +54,8 @@ func newProducerState() *producerState {
 func (ps *producerState) check(h *record.Header) (dup *producerBatch, err error) {
 	e := ps.producers[h.ProducerID]
 	if e == nil {
-		if h.BaseSequence != 0 {
-			return nil, fmt.Errorf("producer %d: first sequence %d of an unknown producer is not 0: %w", h.ProducerID, h.BaseSequence, ErrOutOfOrderSequence)
-		}
+		// Like Kafka 2.5+ (KIP-360): a producer whose state is gone (its
+		// batches were deleted by retention) may continue at any sequence.
 		return nil, nil
 	}
 	if h.ProducerEpoch < e.epoch {
