@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/group"
 	"github.com/silkworm/silkworm/internal/metadata"
 	"github.com/silkworm/silkworm/internal/partition"
 	"github.com/silkworm/silkworm/internal/storage"
@@ -41,6 +42,8 @@ type Broker struct {
 	// brokerDyn holds dynamic broker config overrides (AlterConfigs on the
 	// broker resource).
 	brokerDyn map[string]string
+
+	groups *group.Coordinator // consumer groups and committed offsets (groups.go)
 
 	pidMu   sync.Mutex // guards pidNext and pidEnd
 	pidNext int64
@@ -93,6 +96,10 @@ func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
 	if applyErr != nil {
 		b.logs.Close()
 		return nil, applyErr
+	}
+	if err := b.startGroups(); err != nil {
+		b.logs.Close()
+		return nil, err
 	}
 	return b, nil
 }
@@ -155,6 +162,7 @@ func (b *Broker) Close() error {
 	if b.srv != nil {
 		b.srv.close()
 	}
+	b.stopGroups()
 	return b.logs.Close()
 }
 
@@ -190,6 +198,12 @@ func storageConfig(t config.Topic) storage.Config {
 	c.FileDeleteDelayMs = t.FileDeleteDelayMs
 	c.FlushIntervalMessages = t.FlushMessages
 	c.FlushIntervalMs = t.FlushMs
+	c.Compact = slices.Contains(t.CleanupPolicy, "compact")
+	c.Delete = slices.Contains(t.CleanupPolicy, "delete")
+	c.DeleteRetentionMs = t.DeleteRetentionMs
+	c.MinCleanableDirtyRatio = t.MinCleanableDirtyRatio
+	c.MinCompactionLagMs = t.MinCompactionLagMs
+	c.MaxCompactionLagMs = t.MaxCompactionLagMs
 	return c
 }
 
@@ -228,7 +242,7 @@ func (b *Broker) applyImage(im *metadata.Image) error {
 				errs = append(errs, fmt.Errorf("open log %s-%d: %w", name, pa.Partition, err))
 				break
 			}
-			ts.partitions = append(ts.partitions, partition.New(name, pa.Partition, t.ID, l, pa.LeaderEpoch))
+			ts.partitions = append(ts.partitions, partition.New(name, pa.Partition, t.ID, l, b.nodeID, pa.LeaderEpoch))
 		}
 	}
 	for name, ts := range b.topics {

@@ -105,7 +105,11 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 		appendTime = time.Now().UnixMilli()
 		record.SetLogAppendTime(batch, appendTime)
 	}
-	res, err := p.AppendAsLeader(batch)
+	minISR := 0
+	if req.Acks == -1 {
+		minISR = cfg.MinInsyncReplicas
+	}
+	res, err := p.AppendAsLeader(batch, minISR)
 	if err != nil {
 		if !errors.Is(err, record.ErrCorruptMessage) {
 			b.log.Debug("produce failed", "partition", p.String(), "err", err)

@@ -150,8 +150,10 @@ func (c *conn) readLoop() {
 			}
 			return
 		}
-		if cap(frame) <= 1<<20 {
-			buf = frame // reuse buffers up to 1 MiB; larger ones go back to the GC
+		if cap(frame) <= 4<<20 {
+			// Reuse buffers up to 4 MiB (a full 1 MiB batch plus its request
+			// fits); larger ones go back to the GC.
+			buf = frame
 		}
 		r, err := c.decode(frame)
 		if err != nil {

@@ -87,6 +87,8 @@ func errorCode(err error) int16 {
 		return kerr.InvalidReplicationFactor.Code
 	case errors.Is(err, errInvalidConfig):
 		return kerr.InvalidConfig.Code
+	case errors.Is(err, partition.ErrNotEnoughReplicas):
+		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, partition.ErrNotLeader):
 		return kerr.NotLeaderForPartition.Code
 	case errors.Is(err, storage.ErrOffsetOutOfRange):
@@ -103,10 +105,6 @@ func errorCode(err error) int16 {
 		return kerr.InvalidRecord.Code
 	case errors.Is(err, record.ErrUnsupportedCompression):
 		return kerr.UnsupportedCompressionType.Code
-	case errors.Is(err, record.ErrTooLarge):
-		return kerr.MessageTooLarge.Code
-	case errors.Is(err, record.ErrUnsupportedVersion):
-		return kerr.CorruptMessage.Code
 	case errors.Is(err, record.ErrTooLarge):
 		return kerr.MessageTooLarge.Code
 	case errors.Is(err, record.ErrUnsupportedVersion):

@@ -48,6 +48,10 @@ type Partition struct {
 	Leader         int32   `json:"leader"`
 	LeaderEpoch    int32   `json:"leader_epoch"`
 	PartitionEpoch int32   `json:"partition_epoch"`
+	// AddingReplicas and RemovingReplicas describe a reassignment in
+	// progress (Quorum only); Replicas holds the union of old and new.
+	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
 }
 
 // Topic is one topic's metadata.
@@ -64,6 +68,31 @@ type Broker struct {
 	Host   string  `json:"host"`
 	Port   int32   `json:"port"`
 	Rack   *string `json:"rack,omitempty"`
+
+	// The fields below are kept by Quorum; Local leaves them zero.
+
+	// Listeners are every endpoint the broker advertises; Host and Port
+	// above are the first (the client listener).
+	Listeners []Endpoint `json:"listeners,omitempty"`
+	// Epoch is the broker epoch: the metadata offset of its latest
+	// registration.
+	Epoch int64 `json:"epoch,omitempty"`
+	// Incarnation identifies one run of the broker process.
+	Incarnation string `json:"incarnation,omitempty"`
+	// Fenced is true until the broker's first heartbeat after
+	// registration, and again after BrokerSessionTimeout without one.
+	Fenced bool `json:"fenced,omitempty"`
+	// InControlledShutdown is set by ControlledShutdown: the broker leads
+	// nothing and is not elected again until it registers anew.
+	InControlledShutdown bool `json:"in_controlled_shutdown,omitempty"`
+}
+
+// Endpoint is one advertised listener of a broker.
+type Endpoint struct {
+	Name             string `json:"name"`
+	Host             string `json:"host"`
+	Port             int32  `json:"port"`
+	SecurityProtocol string `json:"security_protocol,omitempty"`
 }
 
 // Image is a consistent view of the cluster metadata. An Image is never
@@ -76,6 +105,16 @@ type Image struct {
 	Topics         map[string]*Topic `json:"topics"`
 	BrokerConfigs  map[string]string `json:"broker_configs,omitempty"`
 	NextProducerID int64             `json:"next_producer_id"`
+}
+
+// BrokerByID finds a registered broker, or returns nil.
+func (im *Image) BrokerByID(id int32) *Broker {
+	for i := range im.Brokers {
+		if im.Brokers[i].NodeID == id {
+			return &im.Brokers[i]
+		}
+	}
+	return nil
 }
 
 // TopicByID finds a topic by id.

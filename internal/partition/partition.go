@@ -3,50 +3,136 @@ package partition
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/silkworm/silkworm/internal/storage"
 )
 
-// ErrNotLeader means this replica is not the partition's leader.
-var ErrNotLeader = errors.New("not the leader for this partition")
+// Errors of partition operations; the broker maps them to Kafka codes.
+var (
+	// ErrNotLeader means this replica is not the partition's leader.
+	ErrNotLeader = errors.New("not the leader for this partition")
+	// ErrNotFollower means a replica fetch or follower append reached a
+	// replica in the wrong role.
+	ErrNotFollower = errors.New("not a follower for this partition")
+	// ErrNotEnoughReplicas means the ISR is smaller than min.insync.replicas
+	// before an acks=all append.
+	ErrNotEnoughReplicas = errors.New("not enough in-sync replicas")
+	// ErrUnknownReplica means a replica fetch came from a broker that is not
+	// in the partition's replica set.
+	ErrUnknownReplica = errors.New("replica is not in the partition's replica set")
+)
+
+// follower is the leader's view of one follower replica.
+type follower struct {
+	leo          int64     // log end offset the follower last fetched from
+	lastCaughtUp time.Time // last time its fetch reached the leader's log end
+	lastFetch    time.Time
+}
 
 // Partition is one replica of a partition. Safe for concurrent use.
 type Partition struct {
-	Topic    string
-	Index    int32
-	TopicID  [16]byte
-	Log      *storage.Log
+	Topic   string
+	Index   int32
+	TopicID [16]byte
+	Log     *storage.Log
+	NodeID  int32
+
 	appendMu sync.Mutex // serialises appends so the high watermark moves in order
-	mu       sync.Mutex // guards the fields below
-	leader   bool
-	epoch    int32
-	hw       storage.Position
-	waiters  map[chan struct{}]struct{}
+
+	mu             sync.Mutex // guards the fields below
+	leader         int32      // current leader's node id, -1 if none
+	epoch          int32
+	partitionEpoch int32
+	replicas       []int32
+	isr            []int32
+	followers      map[int32]*follower // leader only
+	hw             storage.Position
+	waiters        map[chan struct{}]struct{}
 }
 
-// New wraps log as the leader replica at leaderEpoch.
-func New(topic string, index int32, topicID [16]byte, log *storage.Log, leaderEpoch int32) *Partition {
-	log.SetHighWatermark(log.LogEndOffset())
-	// A new leader records where its epoch starts, as Kafka does, so that
-	// OffsetForLeaderEpoch answers even before the first append.
-	if eps := log.LeaderEpochs(); len(eps) == 0 || eps[len(eps)-1].Epoch < leaderEpoch {
-		_ = log.AssignLeaderEpoch(leaderEpoch, log.LogEndOffset())
-	}
-	return &Partition{
+// New wraps log as broker nodeID's leader replica at leaderEpoch, with
+// itself as the only replica (the single-node case). MakeLeader and
+// MakeFollower change the role and replica set later.
+func New(topic string, index int32, topicID [16]byte, log *storage.Log, nodeID, leaderEpoch int32) *Partition {
+	p := &Partition{
 		Topic:   topic,
 		Index:   index,
 		TopicID: topicID,
 		Log:     log,
-		leader:  true,
-		epoch:   leaderEpoch,
+		leader:  -1,
+		waiters: map[chan struct{}]struct{}{},
 		hw:      log.EndPosition(),
+	}
+	p.MakeLeader(nodeID, leaderEpoch, 0, []int32{nodeID}, []int32{nodeID}, time.Now())
+	return p
+}
+
+// NewReplica wraps log for broker nodeID without a role yet; the caller
+// follows with MakeLeader or MakeFollower.
+func NewReplica(topic string, index int32, topicID [16]byte, log *storage.Log, nodeID int32) *Partition {
+	p := &Partition{
+		Topic:   topic,
+		Index:   index,
+		TopicID: topicID,
+		Log:     log,
+		NodeID:  nodeID,
+		leader:  -1,
+		epoch:   -1,
 		waiters: map[chan struct{}]struct{}{},
 	}
+	// A replica does not know the committed offset until its leader tells
+	// it; start from what this log had checkpointed: its recovery point
+	// bounded by its end.
+	hw := min(log.RecoveryPoint(), log.LogEndOffset())
+	pos, err := log.PositionOf(max(hw, log.LogStartOffset()))
+	if err != nil {
+		pos = log.EndPosition()
+	}
+	p.hw = pos
+	return p
 }
 
 // String names the partition as Kafka does: topic-partition.
 func (p *Partition) String() string { return fmt.Sprintf("%s-%d", p.Topic, p.Index) }
+
+// MakeLeader makes this replica the leader at epoch with the given
+// replica set and ISR. The new epoch is recorded in the leader epoch cache
+// at the log end offset, as Kafka's leader does before its first append.
+func (p *Partition) MakeLeader(nodeID, epoch, partitionEpoch int32, replicas, isr []int32, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.NodeID = nodeID
+	wasLeader := p.leader == nodeID && p.epoch == epoch
+	p.leader, p.epoch, p.partitionEpoch = nodeID, epoch, partitionEpoch
+	p.replicas, p.isr = slices.Clone(replicas), slices.Clone(isr)
+	if !wasLeader {
+		p.followers = map[int32]*follower{}
+		if eps := p.Log.LeaderEpochs(); len(eps) == 0 || eps[len(eps)-1].Epoch < epoch {
+			_ = p.Log.AssignLeaderEpoch(epoch, p.Log.LogEndOffset())
+		}
+	}
+	for _, r := range replicas {
+		if r != nodeID && p.followers[r] == nil {
+			// Kafka starts a new leader's followers as caught up at the
+			// moment of election, so that the ISR does not shrink at once.
+			p.followers[r] = &follower{leo: -1, lastCaughtUp: now}
+		}
+	}
+	p.maybeAdvanceHighWatermarkLocked()
+}
+
+// MakeFollower makes this replica a follower of leader at epoch.
+func (p *Partition) MakeFollower(nodeID, leader, epoch, partitionEpoch int32, replicas, isr []int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.NodeID = nodeID
+	p.leader, p.epoch, p.partitionEpoch = leader, epoch, partitionEpoch
+	p.replicas, p.isr = slices.Clone(replicas), slices.Clone(isr)
+	p.followers = nil
+}
 
 // LeaderEpoch is the current leader epoch.
 func (p *Partition) LeaderEpoch() int32 {
@@ -55,11 +141,40 @@ func (p *Partition) LeaderEpoch() int32 {
 	return p.epoch
 }
 
+// Leader is the node id of the current leader, -1 if none.
+func (p *Partition) Leader() int32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.leader
+}
+
 // IsLeader reports whether this replica leads the partition.
 func (p *Partition) IsLeader() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.leader
+	return p.leader == p.NodeID && p.leader >= 0
+}
+
+// ISR returns the in-sync replica set as last applied.
+func (p *Partition) ISR() []int32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.isr)
+}
+
+// Replicas returns the replica set.
+func (p *Partition) Replicas() []int32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.replicas)
+}
+
+// PartitionEpoch is the epoch of the partition's metadata (bumped by every
+// ISR or replica change).
+func (p *Partition) PartitionEpoch() int32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.partitionEpoch
 }
 
 // HighWatermark is the offset up to which records are committed and
@@ -78,33 +193,74 @@ func (p *Partition) HighWatermarkPosition() storage.Position {
 	return p.hw
 }
 
-// AppendAsLeader appends one validated batch, assigning offsets, and
-// advances the high watermark (single replica ISR). A duplicate batch
-// from an idempotent producer is reported with its original offsets.
-func (p *Partition) AppendAsLeader(batch []byte) (storage.AppendResult, error) {
+// AppendAsLeader appends one validated batch, assigning offsets. When
+// minISR > 0 (acks=all) the ISR must hold at least minISR replicas. The high
+// watermark moves when the ISR has the batch (at once when the leader is
+// the only ISR member). A duplicate batch from an idempotent producer is
+// reported with its original offsets.
+func (p *Partition) AppendAsLeader(batch []byte, minISR int) (storage.AppendResult, error) {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
 	p.mu.Lock()
-	leader, epoch := p.leader, p.epoch
+	leader, epoch, isrLen := p.leader == p.NodeID && p.leader >= 0, p.epoch, len(p.isr)
 	p.mu.Unlock()
 	if !leader {
 		return storage.AppendResult{}, ErrNotLeader
+	}
+	if minISR > 0 && isrLen < minISR {
+		return storage.AppendResult{}, fmt.Errorf("%w: ISR has %d, min.insync.replicas is %d", ErrNotEnoughReplicas, isrLen, minISR)
 	}
 	res, err := p.Log.Append(batch, storage.AppendOptions{AssignOffsets: true, LeaderEpoch: epoch})
 	if err != nil || res.Duplicate {
 		return res, err
 	}
-	p.advanceHighWatermark(res.EndPosition)
+	p.mu.Lock()
+	p.maybeAdvanceHighWatermarkLocked()
+	p.mu.Unlock()
 	return res, nil
 }
 
-// advanceHighWatermark moves the high watermark forward and wakes waiters.
-func (p *Partition) advanceHighWatermark(pos storage.Position) {
+// ISRSize is the number of in-sync replicas.
+func (p *Partition) ISRSize() int {
 	p.mu.Lock()
-	if pos.Offset <= p.hw.Offset {
-		p.mu.Unlock()
+	defer p.mu.Unlock()
+	return len(p.isr)
+}
+
+// maybeAdvanceHighWatermarkLocked sets the high watermark to the smallest
+// log end offset of the ISR (the leader's own included) when that is
+// larger, and wakes waiters.
+func (p *Partition) maybeAdvanceHighWatermarkLocked() {
+	if p.leader != p.NodeID || p.leader < 0 {
 		return
 	}
+	end := p.Log.EndPosition()
+	hw := end.Offset
+	for _, r := range p.isr {
+		if r == p.NodeID {
+			continue
+		}
+		f := p.followers[r]
+		if f == nil || f.leo < 0 {
+			hw = min(hw, p.hw.Offset)
+			continue
+		}
+		hw = min(hw, f.leo)
+	}
+	if hw <= p.hw.Offset {
+		return
+	}
+	pos := end
+	if hw != end.Offset {
+		var err error
+		if pos, err = p.Log.PositionOf(hw); err != nil {
+			return
+		}
+	}
+	p.setHighWatermarkLocked(pos)
+}
+
+func (p *Partition) setHighWatermarkLocked(pos storage.Position) {
 	p.hw = pos
 	p.Log.SetHighWatermark(pos.Offset)
 	for w := range p.waiters {
@@ -113,7 +269,81 @@ func (p *Partition) advanceHighWatermark(pos storage.Position) {
 		default:
 		}
 	}
-	p.mu.Unlock()
+}
+
+// UpdateFollower records a replica fetch at fetchOffset from follower id
+// (leader side). It returns whether the follower is out of the ISR but
+// caught up to the high watermark, i.e. a candidate for ISR expansion.
+func (p *Partition) UpdateFollower(id int32, fetchOffset int64, now time.Time) (expand bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.leader != p.NodeID {
+		return false, ErrNotLeader
+	}
+	f := p.followers[id]
+	if f == nil {
+		return false, ErrUnknownReplica
+	}
+	f.lastFetch = now
+	f.leo = fetchOffset
+	if fetchOffset >= p.Log.LogEndOffset() {
+		f.lastCaughtUp = now
+	}
+	p.maybeAdvanceHighWatermarkLocked()
+	return !slices.Contains(p.isr, id) && fetchOffset >= p.hw.Offset, nil
+}
+
+// LaggingFollowers returns the ISR members (other than the leader) that
+// have not caught up to the log end within maxLag.
+func (p *Partition) LaggingFollowers(now time.Time, maxLag time.Duration) []int32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.leader != p.NodeID {
+		return nil
+	}
+	var out []int32
+	for _, r := range p.isr {
+		if r == p.NodeID {
+			continue
+		}
+		if f := p.followers[r]; f == nil || now.Sub(f.lastCaughtUp) > maxLag {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// SetISR applies an ISR change committed by the controller.
+func (p *Partition) SetISR(isr []int32, partitionEpoch int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.isr = slices.Clone(isr)
+	p.partitionEpoch = partitionEpoch
+	p.maybeAdvanceHighWatermarkLocked()
+}
+
+// AppendAsFollower appends batches fetched from the leader, keeping their
+// offsets and leader epochs.
+func (p *Partition) AppendAsFollower(batch []byte) (storage.AppendResult, error) {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	return p.Log.Append(batch, storage.AppendOptions{AssignOffsets: false})
+}
+
+// UpdateFollowerHighWatermark sets a follower's high watermark from its
+// leader's: the smaller of the leader's and this log's end.
+func (p *Partition) UpdateFollowerHighWatermark(leaderHW int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hw := min(leaderHW, p.Log.LogEndOffset())
+	if hw == p.hw.Offset {
+		return
+	}
+	pos, err := p.Log.PositionOf(max(hw, p.Log.LogStartOffset()))
+	if err != nil {
+		return
+	}
+	p.setHighWatermarkLocked(pos)
 }
 
 // ResetHighWatermark sets the high watermark to the log end; used after

@@ -21,21 +21,43 @@ type Config struct {
 	FileDeleteDelayMs     int64 // file.delete.delay.ms
 	FlushIntervalMessages int64 // flush.messages
 	FlushIntervalMs       int64 // flush.ms
+
+	// Compact and Delete are cleanup.policy: "compact" turns on the log
+	// cleaner for this log, "delete" turns on time and size retention
+	// (retention.ms and retention.bytes apply only with Delete).
+	Compact bool
+	Delete  bool
+	// DeleteRetentionMs is delete.retention.ms: how long a tombstone (a
+	// record with a null value) survives after the cleaner first saw it.
+	DeleteRetentionMs int64
+	// MinCleanableDirtyRatio is min.cleanable.dirty.ratio: the share of the
+	// log not yet cleaned that makes the cleaner pick it.
+	MinCleanableDirtyRatio float64
+	// MinCompactionLagMs (min.compaction.lag.ms): records newer than this
+	// stay uncompacted. MaxCompactionLagMs (max.compaction.lag.ms): a log
+	// whose oldest dirty record is older than this is cleaned whatever its
+	// dirty ratio.
+	MinCompactionLagMs int64
+	MaxCompactionLagMs int64
 }
 
 // DefaultConfig returns Kafka's topic defaults.
 func DefaultConfig() Config {
 	return Config{
-		SegmentBytes:          1 << 30,
-		SegmentMs:             7 * 24 * 60 * 60 * 1000,
-		SegmentJitterMs:       0,
-		IndexIntervalBytes:    4096,
-		MaxIndexSize:          10 << 20,
-		RetentionMs:           7 * 24 * 60 * 60 * 1000,
-		RetentionBytes:        -1,
-		FileDeleteDelayMs:     60000,
-		FlushIntervalMessages: math.MaxInt64,
-		FlushIntervalMs:       math.MaxInt64,
+		SegmentBytes:           1 << 30,
+		SegmentMs:              7 * 24 * 60 * 60 * 1000,
+		SegmentJitterMs:        0,
+		IndexIntervalBytes:     4096,
+		MaxIndexSize:           10 << 20,
+		RetentionMs:            7 * 24 * 60 * 60 * 1000,
+		RetentionBytes:         -1,
+		FileDeleteDelayMs:      60000,
+		FlushIntervalMessages:  math.MaxInt64,
+		FlushIntervalMs:        math.MaxInt64,
+		Delete:                 true,
+		DeleteRetentionMs:      24 * 60 * 60 * 1000,
+		MinCleanableDirtyRatio: 0.5,
+		MaxCompactionLagMs:     math.MaxInt64,
 	}
 }
 
@@ -62,6 +84,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("flush.messages %d must be at least 1", c.FlushIntervalMessages)
 	case c.FlushIntervalMs < 0:
 		return fmt.Errorf("flush.ms %d must not be negative", c.FlushIntervalMs)
+	case c.DeleteRetentionMs < 0:
+		return fmt.Errorf("delete.retention.ms %d must not be negative", c.DeleteRetentionMs)
+	case !(c.MinCleanableDirtyRatio >= 0 && c.MinCleanableDirtyRatio <= 1):
+		return fmt.Errorf("min.cleanable.dirty.ratio %v out of range [0, 1]", c.MinCleanableDirtyRatio)
+	case c.MinCompactionLagMs < 0:
+		return fmt.Errorf("min.compaction.lag.ms %d must not be negative", c.MinCompactionLagMs)
+	case c.MaxCompactionLagMs < 1:
+		return fmt.Errorf("max.compaction.lag.ms %d must be at least 1", c.MaxCompactionLagMs)
 	}
 	return nil
 }
@@ -85,6 +115,19 @@ type ManagerConfig struct {
 	// checkpoints (Close still writes them).
 	RecoveryPointCheckpointIntervalMs int64
 	Logger                            *slog.Logger // nil = slog.Default()
+
+	// CleanerEnable is log.cleaner.enable: run CleanerThreads
+	// (log.cleaner.threads) goroutines compacting logs whose Config.Compact
+	// is set. A cleaner that finds nothing to clean waits CleanerBackoffMs
+	// (log.cleaner.backoff.ms). CleanerDedupeBufferSize
+	// (log.cleaner.dedupe.buffer.size) bounds the key map of all threads
+	// together, counted like Kafka at 24 bytes a key; a pass whose dirty
+	// section has more keys cleans only what fits. The zero value disables
+	// the cleaner (Compact still works through Manager.Clean).
+	CleanerEnable           bool
+	CleanerThreads          int
+	CleanerBackoffMs        int64
+	CleanerDedupeBufferSize int64
 }
 
 // DefaultManagerConfig returns Kafka's defaults for a single log dir.
@@ -97,6 +140,10 @@ func DefaultManagerConfig(dir string) ManagerConfig {
 		RetentionCheckIntervalMs:          300000,
 		FlushCheckIntervalMs:              math.MaxInt64,
 		RecoveryPointCheckpointIntervalMs: 60000,
+		CleanerEnable:                     true,
+		CleanerThreads:                    1,
+		CleanerBackoffMs:                  15000,
+		CleanerDedupeBufferSize:           128 << 20,
 	}
 }
 
@@ -117,6 +164,15 @@ func (c ManagerConfig) Validate() error {
 	}
 	if c.NodeID < 0 {
 		return fmt.Errorf("node.id %d must not be negative", c.NodeID)
+	}
+	if c.CleanerThreads < 0 {
+		return fmt.Errorf("log.cleaner.threads %d must not be negative", c.CleanerThreads)
+	}
+	if c.CleanerBackoffMs < 0 {
+		return fmt.Errorf("log.cleaner.backoff.ms %d must not be negative", c.CleanerBackoffMs)
+	}
+	if c.CleanerDedupeBufferSize < 0 {
+		return fmt.Errorf("log.cleaner.dedupe.buffer.size %d must not be negative", c.CleanerDedupeBufferSize)
 	}
 	return nil
 }

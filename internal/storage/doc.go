@@ -84,6 +84,52 @@
 // when missing or not sane. A .log that cannot be opened or read is an
 // error naming the file.
 //
+// # Log compaction
+//
+// Logs whose Config.Compact is set (cleanup.policy=compact) are cleaned
+// by the Manager's cleaner threads (log.cleaner.threads, cleaner.go), or
+// on demand by Manager.Clean. A thread picks the log with the highest
+// dirty ratio (bytes of segments at or past the cleaner checkpoint over
+// the bytes of the cleanable log) at or above min.cleanable.dirty.ratio,
+// or one whose oldest dirty segment began more than max.compaction.lag.ms
+// ago, or one whose kept tombstones' delete horizon has passed; with none
+// it sleeps log.cleaner.backoff.ms. The cleanable part ends before the
+// active segment, before the first segment reaching past the high
+// watermark and before the first dirty segment holding a record newer
+// than min.compaction.lag.ms.
+//
+// A pass hashes every key of the dirty part to the offset of its latest
+// record (two 64-bit seeded hashes, bounded by log.cleaner.dedupe.buffer.size
+// at 24 bytes a key; what does not fit stays dirty), then rewrites the log
+// from its first segment to the end of that map in groups of segments that
+// fit one segment. A record is kept when the map holds no later offset for
+// its key; records without a key are dropped (as Kafka does). A tombstone
+// is kept at first and its batch gets Kafka's delete horizon (KIP-534:
+// attribute bit 0x40, FirstTimestamp = now + delete.retention.ms, record
+// timestamp deltas rebased); a later pass after that horizon drops it.
+// Batches whose records all survive are copied as they are; others are
+// re-encoded with their codec, base offset, last offset delta, leader
+// epoch, producer fields and attributes, so offsets keep their values
+// (with gaps). A producer's last batch is kept as an empty batch when all
+// its records go; control batches are kept. The cleaner checkpoint then
+// moves to the end of the map.
+//
+// Swap protocol: the new segment and its indexes are written and fsynced
+// as <base>.{index,timeindex,log}.cleaned, renamed to .swap (the .log
+// last: its .swap is the commit point) and the dir fsynced. Then, under
+// the log's lock, only if the group's segments are still in the log: the
+// old segments' files become .deleted (removed after
+// file.delete.delay.ms, so readers holding them finish), the .log.swap
+// and then the index swaps take their final names. At open, .cleaned
+// files are removed; for each <base>.log.swap every segment whose base
+// lies in [base, last offset of the swap] is removed and the swap files
+// are renamed into place; index .swap files without their .log.swap are
+// removed (the index is rebuilt). Old segments of the group past the
+// swap's last offset survive such a crash (stale values a later pass
+// removes again), so nothing is lost.
+//
+//	<logdir>/cleaner-offset-checkpoint   "0\n<n>\n" then "topic partition firstDirtyOffset" lines
+//
 // # Deletion
 //
 // Segments leaving the log (retention, DeleteRecords, truncation) are

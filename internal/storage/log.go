@@ -102,6 +102,14 @@ type Log struct {
 	asyncFlushes   sync.WaitGroup
 	pendingMu      sync.Mutex // guards pendingDeletes; taken after mu if both
 	pendingDeletes []*pendingDelete
+
+	// cleanMu is held by the cleaner for a whole pass over this log (taken
+	// before mu); cleanAbort asks a running pass to stop; truncatedTo is
+	// the lowest offset the log was truncated to since the cleaner last
+	// looked (math.MaxInt64 = none), so its checkpoint can be lowered.
+	cleanMu     sync.Mutex
+	cleanAbort  atomic.Bool
+	truncatedTo atomic.Int64
 }
 
 type pendingDelete struct {
@@ -145,6 +153,7 @@ func openLog(p logParams) (*Log, error) {
 		parentDir: filepath.Dir(p.dir),
 		cfg:       p.cfg, producers: newProducerState(), highWatermark: math.MaxInt64,
 	}
+	l.truncatedTo.Store(math.MaxInt64)
 	if p.create {
 		if err := l.fs.MkdirAll(p.dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create partition dir %s: %w", p.dir, err)
@@ -187,6 +196,10 @@ func (l *Log) loadTopicID(want [16]byte) error {
 // load reads the partition dir: segments, indexes, recovery, leader epochs
 // and producer state.
 func (l *Log) load(p logParams) error {
+	// Finish or undo a cleaner swap interrupted by a crash (cleaner.go).
+	if err := l.completeSwaps(); err != nil {
+		return err
+	}
 	entries, err := l.fs.ReadDir(l.dir)
 	if err != nil {
 		return fmt.Errorf("read partition dir %s: %w", l.dir, err)
@@ -201,7 +214,7 @@ func (l *Log) load(p logParams) error {
 		full := filepath.Join(l.dir, name)
 		switch {
 		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, ".tmp"),
-			strings.HasSuffix(name, ".cleaned"), strings.HasSuffix(name, ".swap"):
+			strings.HasSuffix(name, cleanedSuffix), strings.HasSuffix(name, swapSuffix):
 			if err := l.fs.Remove(full); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("remove leftover %s: %w", full, err)
 			}
@@ -1133,8 +1146,9 @@ func (l *Log) enforceRetentionLocked(now time.Time) (int, error) {
 		if l.highWatermark < upper {
 			break
 		}
-		byTime := l.cfg.RetentionMs >= 0 && nowMs-s.largestTimestamp() > l.cfg.RetentionMs
-		bySize := l.cfg.RetentionBytes >= 0 && total-size >= l.cfg.RetentionBytes
+		// retention.ms and retention.bytes apply only with cleanup.policy delete.
+		byTime := l.cfg.Delete && l.cfg.RetentionMs >= 0 && nowMs-s.largestTimestamp() > l.cfg.RetentionMs
+		bySize := l.cfg.Delete && l.cfg.RetentionBytes >= 0 && total-size >= l.cfg.RetentionBytes
 		byStart := n+1 < len(segs) && segs[n+1].base <= lso
 		if !byTime && !bySize && !byStart {
 			break
@@ -1184,6 +1198,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	if offset >= l.endPos.Load().Offset {
 		return nil
 	}
+	l.noteTruncation(offset)
 	if err := l.truncateLocked(offset); err != nil {
 		return l.goOffline(err)
 	}
@@ -1286,6 +1301,7 @@ func (l *Log) segmentFileExists(base int64) bool {
 // Kafka leaves them), writes a producer snapshot and closes every file.
 // Scheduled segment deletions run now. An offline log is only closed.
 func (l *Log) Close() error {
+	l.stopCleaning()
 	ferr := l.Flush()
 	l.mu.Lock()
 	if l.closed {
@@ -1323,6 +1339,7 @@ func (l *Log) Close() error {
 // closeForDelete closes the files without sealing anything (the partition
 // dir is about to be removed).
 func (l *Log) closeForDelete() {
+	l.stopCleaning()
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()

@@ -36,6 +36,7 @@ type Manager struct {
 	logger    *slog.Logger
 	configFor func(topic string) Config
 	dirs      []*logDir
+	cleaner   *cleaner
 
 	stop chan struct{}
 	wg   sync.WaitGroup // background goroutines
@@ -71,13 +72,27 @@ func OpenManager(cfg ManagerConfig, configFor func(topic string) Config) (*Manag
 		cfg: cfg, fs: cfg.FS, clock: cfg.Clock, logger: cfg.Logger, configFor: configFor,
 		stop: make(chan struct{}), logs: map[TopicPartition]*Log{}, dirOf: map[TopicPartition]*logDir{},
 	}
+	m.cleaner = newCleaner(m)
 	for _, path := range cfg.Dirs {
 		d := &logDir{path: path}
 		m.dirs = append(m.dirs, d)
-		if err := m.loadDir(d); err != nil {
+		err := m.loadDir(d)
+		if err == nil {
+			err = m.cleaner.loadCheckpoint(d)
+		}
+		if err != nil {
 			m.closeLogs()
 			m.wg.Wait()
 			return nil, err
+		}
+	}
+	if cfg.CleanerEnable {
+		for range cfg.CleanerThreads {
+			m.wg.Add(1)
+			go func() {
+				defer m.wg.Done()
+				m.cleaner.run()
+			}()
 		}
 	}
 	m.startLoop(cfg.RetentionCheckIntervalMs, m.retentionTick)
@@ -374,7 +389,11 @@ func (m *Manager) Delete(topic string, partition int32) error {
 		return fmt.Errorf("delete %s: fsync %s: %w", tp, d.path, err)
 	}
 	m.removeAsync(target)
+	m.cleaner.forget(tp)
 	if err := m.writeCheckpoints(d, true); err != nil {
+		return fmt.Errorf("delete %s: %w", tp, err)
+	}
+	if err := m.cleaner.writeCheckpoint(d); err != nil {
 		return fmt.Errorf("delete %s: %w", tp, err)
 	}
 	return nil

@@ -1,0 +1,65 @@
+package broker
+
+// FindCoordinator: v0-6
+//
+// Key type 0 (group): the coordinator is the leader of the group's
+// __consumer_offsets partition, which is created on first need. v4+ asks
+// for a batch of keys. Key type 1 (transactions) gets
+// COORDINATOR_NOT_AVAILABLE: transactions are not supported yet; other
+// types get INVALID_REQUEST.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { register(kmsg.FindCoordinator, 0, 6, handleFindCoordinator) }
+
+func handleFindCoordinator(b *Broker, r *request) {
+	req := r.kreq.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	if r.hdr.APIVersion >= 4 {
+		for _, key := range req.CoordinatorKeys {
+			resp.Coordinators = append(resp.Coordinators, b.findCoordinator(key, req.CoordinatorType))
+		}
+		r.respond(resp)
+		return
+	}
+	c := b.findCoordinator(req.CoordinatorKey, req.CoordinatorType)
+	resp.ErrorCode, resp.ErrorMessage = c.ErrorCode, c.ErrorMessage
+	resp.NodeID, resp.Host, resp.Port = c.NodeID, c.Host, c.Port
+	r.respond(resp)
+}
+
+func (b *Broker) findCoordinator(key string, keyType int8) kmsg.FindCoordinatorResponseCoordinator {
+	c := kmsg.NewFindCoordinatorResponseCoordinator()
+	c.Key = key
+	c.NodeID = -1
+	fail := func(code int16, msg string) kmsg.FindCoordinatorResponseCoordinator {
+		c.ErrorCode = code
+		c.ErrorMessage = &msg
+		return c
+	}
+	switch keyType {
+	case 0:
+	case 1:
+		return fail(kerr.CoordinatorNotAvailable.Code, "transactions are not supported")
+	default:
+		return fail(kerr.InvalidRequest.Code, "unknown coordinator type")
+	}
+	ts, err := b.ensureOffsetsTopic()
+	if err != nil {
+		b.log.Warn("find coordinator", "err", err)
+		return fail(kerr.CoordinatorNotAvailable.Code, err.Error())
+	}
+	p := b.groups.PartitionFor(key)
+	if int(p) >= len(ts.partitions) || !ts.partitions[p].IsLeader() {
+		return fail(kerr.NotCoordinator.Code, "")
+	}
+	self, err := b.selfRegistration()
+	if err != nil {
+		return fail(kerr.CoordinatorNotAvailable.Code, err.Error())
+	}
+	c.NodeID, c.Host, c.Port = self.NodeID, self.Host, self.Port
+	return c
+}

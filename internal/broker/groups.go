@@ -1,0 +1,161 @@
+package broker
+
+// Wiring of the group coordinator (internal/group): the __consumer_offsets
+// topic, created on first need through the metadata store like any topic,
+// and the adapters from partitions to the coordinator's Log and Host.
+//
+// Deviation: the replication factor of __consumer_offsets is
+// min(offsets.topic.replication.factor, live brokers), so a single node
+// gets 1 where Kafka would refuse to create the topic until enough
+// brokers are up.
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/silkworm/silkworm/internal/group"
+	"github.com/silkworm/silkworm/internal/metadata"
+	"github.com/silkworm/silkworm/internal/partition"
+	"github.com/silkworm/silkworm/internal/record"
+	"github.com/silkworm/silkworm/internal/storage"
+)
+
+// offsetsTopic is Kafka's internal topic of committed offsets and group
+// metadata.
+const offsetsTopic = "__consumer_offsets"
+
+// groupConfig maps the broker's group.* and offsets.* settings.
+func (b *Broker) groupConfig() group.Config {
+	c := group.DefaultConfig()
+	c.NumPartitions = int32(b.cfg.OffsetsTopicNumPartitions)
+	if t := b.meta.Image().Topics[offsetsTopic]; t != nil {
+		c.NumPartitions = int32(len(t.Partitions)) // the topic as created wins
+	}
+	ms := func(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+	c.InitialRebalanceDelay = ms(int64(b.cfg.GroupInitialRebalanceDelayMs))
+	c.MinSessionTimeout = ms(int64(b.cfg.GroupMinSessionTimeoutMs))
+	c.MaxSessionTimeout = ms(int64(b.cfg.GroupMaxSessionTimeoutMs))
+	c.MaxSize = b.cfg.GroupMaxSize
+	c.OffsetsRetention = time.Duration(b.cfg.OffsetsRetentionMinutes) * time.Minute
+	c.RetentionCheckInterval = ms(b.cfg.OffsetsRetentionCheckIntervalMs)
+	c.OffsetMetadataMaxBytes = b.cfg.OffsetMetadataMaxBytes
+	c.MaxBatchBytes = b.cfg.MessageMaxBytes
+	return c
+}
+
+// startGroups creates the coordinator and loads every __consumer_offsets
+// partition this node leads, before any request is served.
+func (b *Broker) startGroups() error {
+	gc, err := group.New(b.groupConfig(), groupHost{b}, b.log.With("component", "group-coordinator"))
+	if err != nil {
+		return err
+	}
+	b.groups = gc
+	if ts := b.topic(offsetsTopic); ts != nil {
+		for _, p := range ts.partitions {
+			if err := gc.LoadPartition(p.Index, offsetsLog{p}); err != nil {
+				gc.Close()
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stopGroups stops the coordinator; called before the logs close.
+func (b *Broker) stopGroups() {
+	if b.groups != nil {
+		b.groups.Close()
+	}
+}
+
+// ensureOffsetsTopic returns __consumer_offsets, creating it if needed.
+func (b *Broker) ensureOffsetsTopic() (*topicState, error) {
+	if ts := b.topic(offsetsTopic); ts != nil {
+		return ts, nil
+	}
+	rf := min(b.cfg.OffsetsTopicReplicationFactor, len(b.meta.Image().Brokers))
+	configs := map[string]string{
+		"cleanup.policy":   "compact",
+		"segment.bytes":    strconv.Itoa(b.cfg.OffsetsTopicSegmentBytes),
+		"compression.type": "producer",
+	}
+	_, err := b.meta.CreateTopic(offsetsTopic, int32(b.cfg.OffsetsTopicNumPartitions), int16(max(rf, 1)), configs)
+	if err != nil && !errors.Is(err, metadata.ErrTopicExists) {
+		return nil, fmt.Errorf("create %s: %w", offsetsTopic, err)
+	}
+	ts := b.topic(offsetsTopic)
+	if ts == nil {
+		return nil, fmt.Errorf("%s was created but has no local replicas", offsetsTopic)
+	}
+	b.log.Info("created internal topic", "topic", offsetsTopic, "partitions", len(ts.partitions), "replication.factor", rf)
+	return ts, nil
+}
+
+// groupHost gives the coordinator the broker's partitions.
+type groupHost struct{ b *Broker }
+
+func (h groupHost) OffsetsLog(p int32) (group.Log, error) {
+	ts, err := h.b.ensureOffsetsTopic()
+	if err != nil {
+		return nil, err
+	}
+	if p < 0 || int(p) >= len(ts.partitions) {
+		return nil, fmt.Errorf("%s has no partition %d", offsetsTopic, p)
+	}
+	part := ts.partitions[p]
+	if !part.IsLeader() {
+		return nil, fmt.Errorf("%s: %w", part, partition.ErrNotLeader)
+	}
+	return offsetsLog{part}, nil
+}
+
+func (h groupHost) PartitionExists(topic string, p int32) bool {
+	_, part := h.b.partition(topic, p)
+	return part != nil
+}
+
+// offsetsLog is one __consumer_offsets partition as a group.Log.
+type offsetsLog struct{ p *partition.Partition }
+
+func (l offsetsLog) Append(batch []byte) error {
+	if _, err := l.p.AppendAsLeader(batch, 0); err != nil {
+		return fmt.Errorf("append to %s: %w", l.p, err)
+	}
+	return nil
+}
+
+// Replay reads the log from its LogStartOffset to its end, a megabyte of
+// whole batches at a time.
+func (l offsetsLog) Replay(fn func(batch []byte) error) error {
+	log := l.p.Log
+	end := log.EndPosition()
+	off := log.LogStartOffset()
+	for off < end.Offset {
+		rr, err := log.Read(off, 1<<20, end, true)
+		if err != nil {
+			return fmt.Errorf("replay %s at offset %d: %w", l.p, off, err)
+		}
+		if rr.Size == 0 {
+			return nil
+		}
+		buf := make([]byte, rr.Size)
+		if _, err := rr.File.ReadAt(buf, rr.Pos); err != nil {
+			return fmt.Errorf("replay %s at offset %d: %w", l.p, off, err)
+		}
+		for len(buf) > 0 {
+			h, err := record.ParseHeader(buf)
+			if err != nil || h.Size() > int64(len(buf)) {
+				return fmt.Errorf("replay %s at offset %d: torn batch: %w", l.p, off, errors.Join(err, storage.ErrCorrupt))
+			}
+			if err := fn(buf[:h.Size()]); err != nil {
+				return err
+			}
+			off = h.LastOffset() + 1
+			buf = buf[h.Size():]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,25 @@
+package broker
+
+// JoinGroup: v0-9
+//
+// The request parks in the group coordinator until the rebalance completes
+// and is answered from the coordinator's goroutine; the io goroutine is
+// free at once. MEMBER_ID_REQUIRED on v4+ for a new dynamic member;
+// static members (v5+ group.instance.id, KIP-345).
+
+import (
+	"net"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { register(kmsg.JoinGroup, 0, 9, handleJoinGroup) }
+
+func handleJoinGroup(b *Broker, r *request) {
+	req := r.kreq.(*kmsg.JoinGroupRequest)
+	host := r.c.nc.RemoteAddr().String()
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	b.groups.JoinGroup(req, r.hdr.ClientID, "/"+host, func(resp *kmsg.JoinGroupResponse) { r.respond(resp) })
+}

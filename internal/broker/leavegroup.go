@@ -1,0 +1,14 @@
+package broker
+
+// LeaveGroup: v0-5
+//
+// v3+ removes a batch of members, each with its own error code; static
+// members may leave by group.instance.id.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func init() { register(kmsg.LeaveGroup, 0, 5, handleLeaveGroup) }
+
+func handleLeaveGroup(b *Broker, r *request) {
+	r.respond(b.groups.LeaveGroup(r.kreq.(*kmsg.LeaveGroupRequest)))
+}

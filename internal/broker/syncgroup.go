@@ -1,0 +1,15 @@
+package broker
+
+// SyncGroup: v0-5
+//
+// Followers park until the leader's assignment arrives; the coordinator
+// answers them from the leader's request goroutine.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func init() { register(kmsg.SyncGroup, 0, 5, handleSyncGroup) }
+
+func handleSyncGroup(b *Broker, r *request) {
+	req := r.kreq.(*kmsg.SyncGroupRequest)
+	b.groups.SyncGroup(req, func(resp *kmsg.SyncGroupResponse) { r.respond(resp) })
+}

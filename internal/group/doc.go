@@ -1,0 +1,55 @@
+// Package group is the group coordinator: Kafka's classic consumer group
+// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), committed offsets
+// (OffsetCommit, OffsetFetch, OffsetDelete) and group administration
+// (DescribeGroups, ListGroups, DeleteGroups). It imports no network code;
+// the broker's handlers call it with decoded kmsg requests and it answers
+// with kmsg responses, directly or later through a callback.
+//
+// # Groups and locks
+//
+// Each group has its own mutex; one group's rebalance never waits for
+// another's. Coordinator.mu guards only the map of groups and the loaded
+// __consumer_offsets partitions. Lock order: Coordinator.mu, then group.mu.
+// Code holding a group's mu never takes Coordinator.mu. Callbacks that
+// answer parked JoinGroup and SyncGroup requests are collected while the
+// group's mu is held and run after it is released (group.unlock).
+//
+// Timers (time.AfterFunc) drive session timeouts (one per member, reset by
+// every heartbeat, commit and join/sync), the rebalance timeout and
+// group.initial.rebalance.delay.ms. Each timer carries a sequence number
+// and does nothing if the group moved on since it was armed.
+//
+// States follow Kafka: Empty -> PreparingRebalance (a member joins) ->
+// CompletingRebalance (every member rejoined, or the rebalance timeout
+// removed those that did not; the leader gets all members' metadata) ->
+// Stable (the leader's SyncGroup distributed the assignment). A join,
+// leave or session expiry in CompletingRebalance or Stable goes back to
+// PreparingRebalance; the last member leaving goes to Empty. Dead is a
+// deleted group (DeleteGroups, offset expiry).
+//
+// # Storage: __consumer_offsets
+//
+// A group lives in partition abs(javaStringHashCode(groupID)) % N of the
+// compacted topic __consumer_offsets, in Kafka's own record format (kmsg
+// OffsetCommitKey/Value and GroupMetadataKey/Value):
+//
+//   - key version 0/1: OffsetCommitKey (group, topic, partition); value
+//     OffsetCommitValue version 3 (offset, leader epoch, metadata, commit
+//     timestamp). A null value (tombstone) deletes the offset.
+//   - key version 2: GroupMetadataKey (group); value GroupMetadataValue
+//     version 3 (protocol type, generation, protocol, leader, members with
+//     their subscription and assignment). A tombstone deletes the group.
+//
+// Every OffsetCommit request is one batch (atomic) and is acknowledged only
+// after the append returns. Group metadata is written when a generation
+// completes (the leader's SyncGroup, with the assignment) and when a group
+// becomes Empty. LoadPartition replays a partition from its LogStartOffset
+// to its end, later records replacing earlier ones, so that a restarted
+// broker knows every group's offsets and last generation. Members loaded
+// this way must heartbeat within their session timeout or are removed.
+//
+// Offsets of Empty groups expire after offsets.retention.minutes (counted
+// from when a consumer group became Empty, or from the commit for groups
+// that only commit); tombstones are written, and a group left with no
+// offsets is removed.
+package group

@@ -1,0 +1,532 @@
+package group
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/record"
+)
+
+// Versions of the __consumer_offsets records written (Kafka's current
+// non-flexible ones; all versions are read).
+const (
+	offsetKeyVersion     = 1
+	offsetValueVersion   = 3
+	groupKeyVersion      = 2
+	groupValueVersion    = 3
+	maxReplayUncompessed = 64 << 20
+)
+
+func offsetRecordKey(group string, k offsetKey) []byte {
+	key := kmsg.OffsetCommitKey{Version: offsetKeyVersion, Group: group, Topic: k.topic, Partition: k.partition}
+	return key.AppendTo(nil)
+}
+
+func offsetRecordValue(o committed) []byte {
+	v := kmsg.NewOffsetCommitValue()
+	v.Version = offsetValueVersion
+	v.Offset = o.offset
+	v.LeaderEpoch = o.leaderEpoch
+	v.Metadata = o.metadata
+	v.CommitTimestamp = o.commitTime.UnixMilli()
+	return v.AppendTo(nil)
+}
+
+func groupRecordKey(group string) []byte {
+	key := kmsg.GroupMetadataKey{Version: groupKeyVersion, Group: group}
+	return key.AppendTo(nil)
+}
+
+// buildBatch makes one uncompressed batch of recs stamped now.
+func buildBatch(now time.Time, recs []record.Record) []byte {
+	return record.BuildBatch(record.BuildOptions{FirstTimestamp: now.UnixMilli()}, recs)
+}
+
+// storeLocked writes the group's metadata (generation, protocol, leader,
+// members with subscription and assignment). It returns 0 or the Kafka
+// error code for the SyncGroup that triggered it.
+func (g *group) storeLocked() int16 {
+	v := kmsg.NewGroupMetadataValue()
+	v.Version = groupValueVersion
+	v.ProtocolType = g.protocolType
+	v.Generation = g.generation
+	if g.protocol != "" {
+		p := g.protocol
+		v.Protocol = &p
+	}
+	if g.leader != "" {
+		l := g.leader
+		v.Leader = &l
+	}
+	v.CurrentStateTimestamp = g.stateTime.UnixMilli()
+	for _, m := range g.members {
+		vm := kmsg.NewGroupMetadataValueMember()
+		vm.MemberID = m.id
+		vm.InstanceID = m.instanceID
+		vm.ClientID = m.clientID
+		vm.ClientHost = m.clientHost
+		vm.RebalanceTimeoutMillis = int32(m.rebalanceTimeout / time.Millisecond)
+		vm.SessionTimeoutMillis = int32(m.sessionTimeout / time.Millisecond)
+		vm.Subscription = m.metadataFor(g.protocol)
+		if vm.Subscription == nil {
+			vm.Subscription = []byte{}
+		}
+		vm.Assignment = m.assignment
+		if vm.Assignment == nil {
+			vm.Assignment = []byte{}
+		}
+		v.Members = append(v.Members, vm)
+	}
+	batch := buildBatch(g.c.clock(), []record.Record{{Key: groupRecordKey(g.id), Value: v.AppendTo(nil)}})
+	if len(batch) > g.c.cfg.MaxBatchBytes {
+		// Kafka maps a too large group record to UNKNOWN_SERVER_ERROR.
+		g.c.logger.Warn("group metadata too large", "group", g.id, "bytes", len(batch), "max", g.c.cfg.MaxBatchBytes)
+		return kerr.UnknownServerError.Code
+	}
+	if err := g.log.Append(batch); err != nil {
+		g.c.logger.Error("store group metadata", "group", g.id, "err", err)
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	return 0
+}
+
+// replay rebuilds the groups of one __consumer_offsets partition.
+func replay(c *Coordinator, log Log) (map[string]*group, error) {
+	groups := map[string]*group{}
+	hasMeta := map[string]bool{}
+	get := func(id string) *group {
+		g := groups[id]
+		if g == nil {
+			g = newGroup(c, id, log)
+			groups[id] = g
+		}
+		return g
+	}
+	err := log.Replay(func(batch []byte) error {
+		h, err := record.ParseHeader(batch)
+		if err != nil {
+			return err
+		}
+		if h.IsControl() {
+			return nil
+		}
+		recs, err := record.Records(batch, maxReplayUncompessed)
+		if err != nil {
+			return fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
+		}
+		for i := range recs {
+			if err := applyRecord(c, get, hasMeta, &recs[i]); err != nil {
+				return fmt.Errorf("record at offset %d: %w", h.BaseOffset+int64(recs[i].OffsetDelta), err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for id, g := range groups {
+		if !hasMeta[id] && len(g.offsets) == 0 {
+			delete(groups, id)
+		}
+	}
+	return groups, nil
+}
+
+func applyRecord(c *Coordinator, get func(string) *group, hasMeta map[string]bool, r *record.Record) error {
+	if len(r.Key) < 2 {
+		return fmt.Errorf("key of %d bytes", len(r.Key))
+	}
+	switch version := int16(binary.BigEndian.Uint16(r.Key)); version {
+	case 0, 1:
+		var k kmsg.OffsetCommitKey
+		if err := k.ReadFrom(r.Key); err != nil {
+			return fmt.Errorf("offset commit key: %w", err)
+		}
+		g := get(k.Group)
+		key := offsetKey{k.Topic, k.Partition}
+		if r.Value == nil {
+			delete(g.offsets, key)
+			return nil
+		}
+		var v kmsg.OffsetCommitValue
+		if err := v.ReadFrom(r.Value); err != nil {
+			return fmt.Errorf("offset commit value: %w", err)
+		}
+		epoch := int32(-1)
+		if v.Version >= 3 {
+			epoch = v.LeaderEpoch
+		}
+		g.offsets[key] = committed{offset: v.Offset, leaderEpoch: epoch, metadata: v.Metadata, commitTime: time.UnixMilli(v.CommitTimestamp)}
+	case 2:
+		var k kmsg.GroupMetadataKey
+		if err := k.ReadFrom(r.Key); err != nil {
+			return fmt.Errorf("group metadata key: %w", err)
+		}
+		g := get(k.Group)
+		g.members = map[string]*member{}
+		g.static = map[string]string{}
+		g.protocolType, g.protocol, g.leader, g.generation = "", "", "", 0
+		g.state = Empty
+		if r.Value == nil {
+			hasMeta[k.Group] = false
+			return nil
+		}
+		var v kmsg.GroupMetadataValue
+		if err := v.ReadFrom(r.Value); err != nil {
+			return fmt.Errorf("group metadata value: %w", err)
+		}
+		hasMeta[k.Group] = true
+		g.protocolType = v.ProtocolType
+		g.generation = v.Generation
+		if v.Protocol != nil {
+			g.protocol = *v.Protocol
+		}
+		if v.Leader != nil {
+			g.leader = *v.Leader
+		}
+		g.stateTime = c.clock()
+		if v.Version >= 2 && v.CurrentStateTimestamp >= 0 {
+			g.stateTime = time.UnixMilli(v.CurrentStateTimestamp)
+		}
+		for _, vm := range v.Members {
+			g.joinSeq++
+			m := &member{
+				id: vm.MemberID, instanceID: vm.InstanceID, clientID: vm.ClientID, clientHost: vm.ClientHost,
+				sessionTimeout: time.Duration(vm.SessionTimeoutMillis) * time.Millisecond,
+				protocolType:   v.ProtocolType,
+				protocols:      []protocol{{name: g.protocol, metadata: vm.Subscription}},
+				assignment:     vm.Assignment,
+				joinSeq:        g.joinSeq,
+			}
+			m.rebalanceTimeout = m.sessionTimeout
+			if v.Version >= 1 && vm.RebalanceTimeoutMillis > 0 {
+				m.rebalanceTimeout = time.Duration(vm.RebalanceTimeoutMillis) * time.Millisecond
+			}
+			g.members[m.id] = m
+			if m.instanceID != nil {
+				g.static[*m.instanceID] = m.id
+			}
+		}
+		if len(g.members) > 0 {
+			g.state = Stable
+		}
+	default:
+		// Kafka fails on unknown key versions; a newer broker's records we
+		// cannot read are skipped instead of making the partition unusable.
+		c.logger.Warn("skipping __consumer_offsets record with unknown key version", "version", version)
+	}
+	return nil
+}
+
+// OffsetCommit handles an OffsetCommit request (v0-9). All offsets of the
+// request that pass the checks are written as one batch, and answered
+// only once the batch is in the log.
+func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewOffsetCommitResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewOffsetCommitResponseTopicPartition()
+			sp.Partition = rp.Partition
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	setAll := func(code int16) *kmsg.OffsetCommitResponse {
+		for i := range resp.Topics {
+			for j := range resp.Topics[i].Partitions {
+				if resp.Topics[i].Partitions[j].ErrorCode == 0 {
+					resp.Topics[i].Partitions[j].ErrorCode = code
+				}
+			}
+		}
+		return resp
+	}
+	generation := req.Generation
+	if req.GetVersion() == 0 {
+		generation = -1
+	}
+	g, code := c.group(req.Group, generation < 0)
+	if code != 0 {
+		return setAll(code)
+	}
+	if g == nil {
+		// Not a group we know, and the commit claims a generation.
+		return setAll(kerr.IllegalGeneration.Code)
+	}
+	g.mu.Lock()
+	defer g.unlock()
+	if code := g.commitCheckLocked(req.MemberID, req.InstanceID, generation); code != 0 {
+		return setAll(code)
+	}
+	now := c.clock()
+	type pending struct {
+		t, p int
+		key  offsetKey
+		o    committed
+	}
+	var writes []pending
+	var recs []record.Record
+	for i, rt := range req.Topics {
+		for j, rp := range rt.Partitions {
+			sp := &resp.Topics[i].Partitions[j]
+			if !c.host.PartitionExists(rt.Topic, rp.Partition) {
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				continue
+			}
+			meta := ""
+			if rp.Metadata != nil {
+				meta = *rp.Metadata
+			}
+			if len(meta) > c.cfg.OffsetMetadataMaxBytes {
+				sp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
+				continue
+			}
+			key := offsetKey{rt.Topic, rp.Partition}
+			o := committed{offset: rp.Offset, leaderEpoch: rp.LeaderEpoch, metadata: meta, commitTime: now}
+			writes = append(writes, pending{i, j, key, o})
+			recs = append(recs, record.Record{Key: offsetRecordKey(g.id, key), Value: offsetRecordValue(o), OffsetDelta: int32(len(recs))})
+		}
+	}
+	if len(recs) == 0 {
+		return resp
+	}
+	batch := buildBatch(now, recs)
+	code = 0
+	if len(batch) > c.cfg.MaxBatchBytes {
+		code = kerr.InvalidCommitOffsetSize.Code
+	} else if err := g.log.Append(batch); err != nil {
+		c.logger.Error("commit offsets", "group", g.id, "err", err)
+		code = kerr.CoordinatorNotAvailable.Code
+	}
+	for _, w := range writes {
+		if code != 0 {
+			resp.Topics[w.t].Partitions[w.p].ErrorCode = code
+			continue
+		}
+		g.offsets[w.key] = w.o
+	}
+	return resp
+}
+
+// commitCheckLocked is Kafka's check of who may commit: anyone with
+// generation -1 while the group is Empty, otherwise a member of the
+// current generation outside CompletingRebalance.
+func (g *group) commitCheckLocked(memberID string, instanceID *string, generation int32) int16 {
+	if g.state == Dead {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	if generation < 0 && g.state == Empty {
+		return 0
+	}
+	m, code := g.validateMemberLocked(memberID, instanceID)
+	if code != 0 {
+		return code
+	}
+	if generation != g.generation {
+		return kerr.IllegalGeneration.Code
+	}
+	if g.state == CompletingRebalance {
+		return kerr.RebalanceInProgress.Code
+	}
+	g.resetHeartbeatLocked(m)
+	return 0
+}
+
+// fetchedPartition is one answer of OffsetFetch.
+type fetchedPartition struct {
+	partition   int32
+	offset      int64
+	leaderEpoch int32
+	metadata    string
+	code        int16
+}
+
+type fetchedTopic struct {
+	topic      string
+	partitions []fetchedPartition
+}
+
+// fetchTopic is one topic asked for in OffsetFetch.
+type fetchTopic struct {
+	topic      string
+	partitions []int32
+}
+
+// fetchOffsets answers one group of an OffsetFetch: topics nil means every
+// committed offset. Offsets never committed are -1.
+func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) ([]fetchedTopic, int16) {
+	g, code := c.group(groupID, false)
+	if code != 0 {
+		return nil, code
+	}
+	var offsets map[offsetKey]committed
+	if g != nil {
+		g.mu.Lock()
+		if g.state != Dead {
+			offsets = make(map[offsetKey]committed, len(g.offsets))
+			for k, v := range g.offsets {
+				offsets[k] = v
+			}
+		}
+		g.unlock()
+	}
+	var out []fetchedTopic
+	if topics == nil {
+		byTopic := map[string]int{}
+		for k, o := range offsets {
+			i, ok := byTopic[k.topic]
+			if !ok {
+				i = len(out)
+				byTopic[k.topic] = i
+				out = append(out, fetchedTopic{topic: k.topic})
+			}
+			out[i].partitions = append(out[i].partitions, fetchedPartition{
+				partition: k.partition, offset: o.offset, leaderEpoch: o.leaderEpoch, metadata: o.metadata,
+			})
+		}
+		sortFetched(out)
+		return out, 0
+	}
+	for _, t := range topics {
+		ft := fetchedTopic{topic: t.topic}
+		for _, p := range t.partitions {
+			fp := fetchedPartition{partition: p, offset: -1, leaderEpoch: -1}
+			if o, ok := offsets[offsetKey{t.topic, p}]; ok {
+				fp.offset, fp.leaderEpoch, fp.metadata = o.offset, o.leaderEpoch, o.metadata
+			}
+			ft.partitions = append(ft.partitions, fp)
+		}
+		out = append(out, ft)
+	}
+	return out, 0
+}
+
+// OffsetFetch handles an OffsetFetch request (v0-9; v8+ asks for several
+// groups). RequireStable is accepted: without transactions every
+// committed offset is stable.
+func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	if req.GetVersion() >= 8 {
+		for _, rg := range req.Groups {
+			var topics []fetchTopic
+			if rg.Topics != nil {
+				topics = []fetchTopic{}
+				for _, t := range rg.Topics {
+					topics = append(topics, fetchTopic{t.Topic, t.Partitions})
+				}
+			}
+			fetched, code := c.fetchOffsets(rg.Group, topics)
+			sg := kmsg.NewOffsetFetchResponseGroup()
+			sg.Group = rg.Group
+			sg.ErrorCode = code
+			for _, ft := range fetched {
+				st := kmsg.NewOffsetFetchResponseGroupTopic()
+				st.Topic = ft.topic
+				for _, fp := range ft.partitions {
+					sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+					sp.Partition, sp.Offset, sp.LeaderEpoch, sp.ErrorCode = fp.partition, fp.offset, fp.leaderEpoch, fp.code
+					m := fp.metadata
+					sp.Metadata = &m
+					st.Partitions = append(st.Partitions, sp)
+				}
+				sg.Topics = append(sg.Topics, st)
+			}
+			resp.Groups = append(resp.Groups, sg)
+		}
+		return resp
+	}
+	var topics []fetchTopic
+	if req.Topics != nil || req.GetVersion() < 2 {
+		topics = []fetchTopic{}
+		for _, t := range req.Topics {
+			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
+		}
+	}
+	fetched, code := c.fetchOffsets(req.Group, topics)
+	if code != 0 && req.GetVersion() < 2 {
+		// v0-1 have no top-level error: each partition carries it.
+		fetched = nil
+		for _, t := range topics {
+			ft := fetchedTopic{topic: t.topic}
+			for _, p := range t.partitions {
+				ft.partitions = append(ft.partitions, fetchedPartition{partition: p, offset: -1, leaderEpoch: -1, code: code})
+			}
+			fetched = append(fetched, ft)
+		}
+	}
+	resp.ErrorCode = code
+	for _, ft := range fetched {
+		st := kmsg.NewOffsetFetchResponseTopic()
+		st.Topic = ft.topic
+		for _, fp := range ft.partitions {
+			sp := kmsg.NewOffsetFetchResponseTopicPartition()
+			sp.Partition, sp.Offset, sp.LeaderEpoch, sp.ErrorCode = fp.partition, fp.offset, fp.leaderEpoch, fp.code
+			m := fp.metadata
+			sp.Metadata = &m
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+// expireLocked applies offsets.retention.minutes to an Empty group and
+// reports whether the group is now Dead (nothing left to keep).
+func (g *group) expireLocked(now time.Time) bool {
+	if g.state != Empty || len(g.pending) > 0 {
+		return false
+	}
+	var expired []offsetKey
+	for k, o := range g.offsets {
+		since := o.commitTime
+		if g.protocolType != "" {
+			since = g.stateTime // a consumer group: from when it became Empty
+		}
+		if now.Sub(since) >= g.c.cfg.OffsetsRetention {
+			expired = append(expired, k)
+		}
+	}
+	dead := len(expired) == len(g.offsets)
+	if len(expired) == 0 && !dead {
+		return false
+	}
+	if err := g.tombstoneLocked(expired, dead); err != nil {
+		g.c.logger.Error("expire offsets", "group", g.id, "err", err)
+		return false
+	}
+	if len(expired) > 0 {
+		g.c.logger.Info("expired offsets", "group", g.id, "offsets", len(expired))
+	}
+	if dead {
+		g.transitionLocked(Dead)
+	}
+	return dead
+}
+
+// tombstoneLocked deletes offsets (and with group, the group metadata) in
+// one batch, then forgets them.
+func (g *group) tombstoneLocked(keys []offsetKey, group bool) error {
+	var recs []record.Record
+	for _, k := range keys {
+		recs = append(recs, record.Record{Key: offsetRecordKey(g.id, k), OffsetDelta: int32(len(recs))})
+	}
+	if group {
+		recs = append(recs, record.Record{Key: groupRecordKey(g.id), OffsetDelta: int32(len(recs))})
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	if err := g.log.Append(buildBatch(g.c.clock(), recs)); err != nil {
+		return fmt.Errorf("write tombstones for group %s: %w", g.id, err)
+	}
+	for _, k := range keys {
+		delete(g.offsets, k)
+	}
+	return nil
+}

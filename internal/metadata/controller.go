@@ -1,0 +1,380 @@
+package metadata
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+// request is a metadata change as asked by any node. The active
+// controller turns it into a record (making every random or time-based
+// decision) and appends it; other nodes forward it to the controller.
+type request struct {
+	Op         string            `json:"op"`
+	Name       string            `json:"name,omitempty"`
+	Partitions int32             `json:"partitions,omitempty"`
+	RF         int16             `json:"rf,omitempty"`
+	Configs    map[string]string `json:"configs,omitempty"`
+	Count      int64             `json:"count,omitempty"`
+	NodeID     int32             `json:"node_id,omitempty"`
+	Broker     *Broker           `json:"broker,omitempty"`
+	RaftAddr   string            `json:"raft_addr,omitempty"`
+
+	Alter    *alterPartitionRecord `json:"alter,omitempty"`
+	Elect    *electLeadersRecord   `json:"elect,omitempty"`
+	Reassign []Reassignment        `json:"reassign,omitempty"`
+}
+
+const (
+	opCreateTopic        = "create_topic"
+	opDeleteTopic        = "delete_topic"
+	opCreatePartitions   = "create_partitions"
+	opSetTopicConfigs    = "set_topic_configs"
+	opSetBrokerConfigs   = "set_broker_configs"
+	opAllocateProducers  = "allocate_producer_ids"
+	opRegisterBroker     = "register_broker"
+	opHeartbeat          = "heartbeat"
+	opControlledShutdown = "controlled_shutdown"
+	opAlterPartition     = "alter_partition"
+	opElectLeaders       = "elect_leaders"
+	opReassign           = "reassign_partitions"
+)
+
+// controller is the active-controller state of a Quorum: it exists on
+// every controller node but acts only while that node is the Raft leader.
+// Heartbeat times are kept in memory only, as in KRaft: a new controller
+// gives every broker a full session timeout.
+type controller struct {
+	q *Quorum
+
+	mu       sync.Mutex // guards lastSeen and rng
+	lastSeen map[int32]time.Time
+	rng      *rand.Rand
+}
+
+func newController(q *Quorum) *controller {
+	return &controller{q: q, lastSeen: map[int32]time.Time{}, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+}
+
+// lead runs while this node is the Raft leader, until ctx ends: it waits
+// for every earlier entry to be applied, announces itself with a
+// set_controller record, then fences brokers whose session expired.
+func (c *controller) lead(ctx context.Context) {
+	q := c.q
+	if err := q.raft.Barrier(q.cfg.RequestTimeout).Error(); err != nil {
+		q.log.Warn("metadata controller barrier", "err", err)
+		return
+	}
+	now := time.Now()
+	c.mu.Lock()
+	clear(c.lastSeen)
+	for _, b := range q.image.Load().Brokers {
+		c.lastSeen[b.NodeID] = now
+	}
+	c.mu.Unlock()
+	clusterID := q.image.Load().ClusterID
+	if clusterID == "" {
+		clusterID = q.cfg.ClusterID
+	}
+	if clusterID == "" {
+		clusterID = NewTopicID().String()
+	}
+	if _, err := q.applyRecord(&record{Type: recSetController, NodeID: q.cfg.NodeID, ClusterID: clusterID}); err != nil {
+		q.log.Warn("metadata controller announce", "err", err)
+		return
+	}
+	q.active.Store(true)
+	defer q.active.Store(false)
+	q.log.Info("active metadata controller", "node.id", q.cfg.NodeID)
+
+	tick := time.NewTicker(min(q.cfg.HeartbeatInterval, q.cfg.BrokerSessionTimeout/4))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			c.fenceExpired(time.Now())
+		}
+	}
+}
+
+// fenceExpired fences every unfenced broker whose last heartbeat is older
+// than the session timeout.
+func (c *controller) fenceExpired(now time.Time) {
+	var expired []int32
+	c.mu.Lock()
+	for _, b := range c.q.image.Load().Brokers {
+		seen, ok := c.lastSeen[b.NodeID]
+		if !ok {
+			c.lastSeen[b.NodeID] = now
+			continue
+		}
+		if !b.Fenced && now.Sub(seen) > c.q.cfg.BrokerSessionTimeout {
+			expired = append(expired, b.NodeID)
+		}
+	}
+	c.mu.Unlock()
+	for _, id := range expired {
+		c.q.log.Info("fencing broker after missed heartbeats", "broker", id, "session.timeout", c.q.cfg.BrokerSessionTimeout)
+		if _, err := c.q.applyRecord(&record{Type: recFenceBroker, NodeID: id}); err != nil {
+			c.q.log.Warn("fence broker", "broker", id, "err", err)
+		}
+	}
+}
+
+// handle serves a request on the active controller. It returns
+// ErrNotController when this node is not (yet) the active controller.
+func (c *controller) handle(req *request) (any, error) {
+	q := c.q
+	if q.raft.State() != raft.Leader || !q.active.Load() {
+		return nil, ErrNotController
+	}
+	im := q.image.Load()
+	switch req.Op {
+	case opCreateTopic:
+		if _, ok := im.Topics[req.Name]; ok {
+			return nil, fmt.Errorf("%w: topic '%s' already exists", ErrTopicExists, req.Name)
+		}
+		if req.Partitions <= 0 {
+			return nil, fmt.Errorf("%w: number of partitions must be larger than 0", ErrInvalidPartitions)
+		}
+		live := liveBrokers(im)
+		if req.RF <= 0 || int(req.RF) > len(live) {
+			return nil, fmt.Errorf("%w: replication factor: %d larger than available brokers: %d",
+				ErrInvalidReplicas, req.RF, len(live))
+		}
+		t := &Topic{Name: req.Name, ID: NewTopicID(), Configs: req.Configs}
+		for i, replicas := range c.assign(live, req.Partitions, int(req.RF), 0) {
+			t.Partitions = append(t.Partitions, Partition{Partition: int32(i), Replicas: replicas})
+		}
+		return q.applyRecord(&record{Type: recCreateTopic, Topic: t})
+	case opCreatePartitions:
+		t := im.Topics[req.Name]
+		if t == nil {
+			return nil, fmt.Errorf("%w: %s", ErrUnknownTopic, req.Name)
+		}
+		cur := int32(len(t.Partitions))
+		if int32(req.Count) <= cur {
+			return nil, fmt.Errorf("%w: topic currently has %d partitions, which is higher than the requested %d",
+				ErrInvalidPartitions, cur, req.Count)
+		}
+		rf := 1
+		if cur > 0 {
+			rf = len(t.Partitions[0].Replicas) - len(t.Partitions[0].AddingReplicas)
+		}
+		live := liveBrokers(im)
+		if rf > len(live) {
+			return nil, fmt.Errorf("%w: replication factor: %d larger than available brokers: %d",
+				ErrInvalidReplicas, rf, len(live))
+		}
+		return q.applyRecord(&record{Type: recCreatePartitions, Name: req.Name, Count: req.Count,
+			Assignments: c.assign(live, int32(req.Count)-cur, rf, cur)})
+	case opDeleteTopic:
+		return q.applyRecord(&record{Type: recDeleteTopic, Name: req.Name})
+	case opSetTopicConfigs:
+		return q.applyRecord(&record{Type: recSetTopicConfigs, Name: req.Name, Configs: req.Configs})
+	case opSetBrokerConfigs:
+		return q.applyRecord(&record{Type: recSetBrokerConfigs, Configs: req.Configs})
+	case opAllocateProducers:
+		if req.Count <= 0 {
+			return nil, fmt.Errorf("%w: producer id block of %d", ErrInvalidRequest, req.Count)
+		}
+		return q.applyRecord(&record{Type: recAllocateProducers, Count: req.Count})
+	case opRegisterBroker:
+		return nil, c.register(req)
+	case opHeartbeat:
+		return nil, c.heartbeat(im, req.NodeID)
+	case opControlledShutdown:
+		return q.applyRecord(&record{Type: recControlledShutdown, NodeID: req.NodeID})
+	case opAlterPartition:
+		return q.applyRecord(&record{Type: recAlterPartition, Alter: req.Alter})
+	case opElectLeaders:
+		return q.applyRecord(&record{Type: recElectLeaders, Elect: req.Elect})
+	case opReassign:
+		return q.applyRecord(&record{Type: recReassign, Reassign: req.Reassign})
+	}
+	return nil, fmt.Errorf("%w: unknown metadata request %q", ErrInvalidRequest, req.Op)
+}
+
+// register adds a broker-only node to the Raft configuration as a
+// non-voter (so it receives the metadata log) and appends its
+// registration. The broker starts fenced; its next heartbeat unfences it.
+func (c *controller) register(req *request) error {
+	q := c.q
+	if req.Broker == nil {
+		return fmt.Errorf("%w: registration without broker", ErrInvalidRequest)
+	}
+	id := req.Broker.NodeID
+	if req.RaftAddr != "" {
+		if err := c.ensureMember(id, req.RaftAddr); err != nil {
+			return err
+		}
+	}
+	c.mu.Lock()
+	c.lastSeen[id] = time.Now()
+	c.mu.Unlock()
+	_, err := q.applyRecord(&record{Type: recRegisterBroker, Broker: req.Broker})
+	return err
+}
+
+// ensureMember adds node id at addr as a non-voter unless it is already
+// in the Raft configuration.
+func (c *controller) ensureMember(id int32, addr string) error {
+	q := c.q
+	f := q.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return fmt.Errorf("read raft configuration: %w", err)
+	}
+	sid := raft.ServerID(strconv.Itoa(int(id)))
+	for _, s := range f.Configuration().Servers {
+		if s.ID == sid {
+			if s.Address == raft.ServerAddress(addr) || s.Suffrage == raft.Voter {
+				return nil
+			}
+		}
+	}
+	q.log.Info("adding broker to the metadata quorum as an observer", "node.id", id, "addr", addr)
+	if err := q.raft.AddNonvoter(sid, raft.ServerAddress(addr), 0, q.cfg.RequestTimeout).Error(); err != nil {
+		return fmt.Errorf("add non-voter %d: %w", id, notControllerIfLost(err))
+	}
+	return nil
+}
+
+// heartbeat records a broker's heartbeat and unfences it if it was fenced
+// (and is not in controlled shutdown).
+func (c *controller) heartbeat(im *Image, id int32) error {
+	b := im.BrokerByID(id)
+	if b == nil {
+		return fmt.Errorf("%w: broker %d", ErrBrokerNotRegistered, id)
+	}
+	c.mu.Lock()
+	c.lastSeen[id] = time.Now()
+	c.mu.Unlock()
+	if b.Fenced && !b.InControlledShutdown {
+		_, err := c.q.applyRecord(&record{Type: recUnfenceBroker, NodeID: id})
+		return err
+	}
+	return nil
+}
+
+// liveBrokers returns the brokers that may receive new replicas.
+func liveBrokers(im *Image) []Broker {
+	var out []Broker
+	for _, b := range im.Brokers {
+		if !b.Fenced && !b.InControlledShutdown {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// assign places rf replicas for each of n partitions numbered from first,
+// as Kafka does: round-robin over the brokers from a random start, the
+// followers shifted by a random amount that grows each time the partition
+// number wraps around the broker count. When every broker has a rack, the
+// broker list alternates racks and the replicas of one partition go to
+// distinct racks first. rf must not exceed len(brokers).
+func (c *controller) assign(brokers []Broker, n int32, rf int, first int32) [][]int32 {
+	c.mu.Lock()
+	start, shift := c.rng.IntN(len(brokers)), c.rng.IntN(len(brokers))
+	c.mu.Unlock()
+	return assignReplicas(brokers, n, rf, first, start, shift)
+}
+
+func assignReplicas(brokers []Broker, n int32, rf int, first int32, start, shift int) [][]int32 {
+	nb := len(brokers)
+	arranged, rackAware := arrangeByRack(brokers)
+	rackOf := func(id int32) string {
+		for _, b := range brokers {
+			if b.NodeID == id && b.Rack != nil {
+				return *b.Rack
+			}
+		}
+		return ""
+	}
+	numRacks := 0
+	if rackAware {
+		racks := map[string]bool{}
+		for _, b := range brokers {
+			racks[*b.Rack] = true
+		}
+		numRacks = len(racks)
+	}
+	out := make([][]int32, 0, n)
+	for i := int32(0); i < n; i++ {
+		pid := int(first + i)
+		if pid > 0 && pid%nb == 0 {
+			shift++
+		}
+		lead := (pid + start) % nb
+		replicas := []int32{arranged[lead]}
+		var candidates []int32
+		for j := 0; j < nb-1; j++ {
+			candidates = append(candidates, arranged[(lead+1+(shift+j)%(nb-1))%nb])
+		}
+		if rackAware {
+			used := map[string]bool{rackOf(replicas[0]): true}
+			for _, b := range candidates {
+				if len(replicas) == rf || len(used) == numRacks {
+					break
+				}
+				if !used[rackOf(b)] {
+					used[rackOf(b)] = true
+					replicas = append(replicas, b)
+				}
+			}
+		}
+		for _, b := range candidates {
+			if len(replicas) == rf {
+				break
+			}
+			if !slices.Contains(replicas, b) {
+				replicas = append(replicas, b)
+			}
+		}
+		out = append(out, replicas)
+	}
+	return out
+}
+
+// arrangeByRack returns the broker ids sorted, or, when every broker has
+// a rack, alternating between racks (rack a's first broker, rack b's
+// first, ..., rack a's second, ...).
+func arrangeByRack(brokers []Broker) ([]int32, bool) {
+	sorted := slices.SortedFunc(slices.Values(brokers), func(a, b Broker) int { return cmp.Compare(a.NodeID, b.NodeID) })
+	rackAware := len(sorted) > 0
+	for _, b := range sorted {
+		if b.Rack == nil {
+			rackAware = false
+		}
+	}
+	var ids []int32
+	if !rackAware {
+		for _, b := range sorted {
+			ids = append(ids, b.NodeID)
+		}
+		return ids, false
+	}
+	byRack := map[string][]int32{}
+	for _, b := range sorted {
+		byRack[*b.Rack] = append(byRack[*b.Rack], b.NodeID)
+	}
+	racks := slices.Sorted(maps.Keys(byRack))
+	for round := 0; len(ids) < len(sorted); round++ {
+		for _, r := range racks {
+			if round < len(byRack[r]) {
+				ids = append(ids, byRack[r][round])
+			}
+		}
+	}
+	return ids, true
+}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// checkGolden compares got with testdata/name, or rewrites the file under -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+type testOpts struct {
+	p        *Parser
+	topic    *string
+	n        *int64
+	parts    *int
+	tput     *float64
+	begin    *bool
+	props    *[]string
+	producer *[]string
+}
+
+func newTestParser() testOpts {
+	p := NewParser("test", "A tool to test the option parser.")
+	return testOpts{
+		p:        p,
+		topic:    p.String("topic", "topic", "The topic to use.", ""),
+		n:        p.Int64("num-records", "NUM-RECORDS", "Number of records.", 10),
+		parts:    p.Int("partitions", "# of partitions", "The number of partitions.", 0),
+		tput:     p.Float64("throughput", "THROUGHPUT", "Records per second; -1 for no limit.", 0),
+		begin:    p.Flag("from-beginning", "Start with the earliest message present in the log rather than the latest message."),
+		props:    p.List("property", "prop", "A property, key=value; repeat for more."),
+		producer: p.Multi("producer-props", "PROP-NAME=PROP-VALUE", "Producer properties like bootstrap.servers."),
+	}
+}
+
+func TestParseKafkaForms(t *testing.T) {
+	o := newTestParser()
+	args := []string{"--topic", "t1", "--num-records=5", "--throughput", "-1", "--from-beginning",
+		"--producer-props", "acks=1", "linger.ms=5", "--property", "a=b", "--property=c=d", "extra", "--partitions", "3"}
+	if err := o.p.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	if *o.topic != "t1" || *o.n != 5 || *o.tput != -1 || !*o.begin || *o.parts != 3 {
+		t.Errorf("topic=%q n=%d throughput=%v begin=%v partitions=%d", *o.topic, *o.n, *o.tput, *o.begin, *o.parts)
+	}
+	if want := []string{"acks=1", "linger.ms=5"}; !reflect.DeepEqual(*o.producer, want) {
+		t.Errorf("producer-props = %q, want %q", *o.producer, want)
+	}
+	if want := []string{"a=b", "c=d"}; !reflect.DeepEqual(*o.props, want) {
+		t.Errorf("property = %q, want %q", *o.props, want)
+	}
+	if want := []string{"extra"}; !reflect.DeepEqual(o.p.Args(), want) {
+		t.Errorf("args = %q, want %q", o.p.Args(), want)
+	}
+	if !o.p.Has("topic") || o.p.Has("partitions") == false || o.p.Has("property") == false {
+		t.Error("Has does not report given options")
+	}
+	if err := o.p.Require("topic", "num-records"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	o := newTestParser()
+	if err := o.p.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if *o.n != 10 || o.p.Has("num-records") {
+		t.Errorf("default num-records = %d, given=%v", *o.n, o.p.Has("num-records"))
+	}
+	err := o.p.Require("topic")
+	if err == nil || err.Error() != `missing required argument "[topic]"` {
+		t.Errorf("Require error = %v", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nope"}, "--nope is not a recognized option"},
+		{[]string{"--zookeeper", "localhost:2181"}, "ZooKeeper"},
+		{[]string{"--num-records", "ten"}, `cannot parse argument "ten" of option --num-records`},
+		{[]string{"--partitions", "99999999999"}, "--partitions"},
+		{[]string{"--throughput", "fast"}, "--throughput"},
+		{[]string{"--topic"}, "option --topic requires an argument"},
+		{[]string{"--producer-props", "--topic", "x"}, "--producer-props requires at least one argument"},
+		{[]string{"--from-beginning=yes"}, "does not take a value"},
+	} {
+		o := newTestParser()
+		err := o.p.Parse(tc.args)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q) = %v, want error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestRequireOneOf(t *testing.T) {
+	o := newTestParser()
+	if err := o.p.Parse([]string{"--topic", "a", "--partitions", "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.p.RequireOneOf("topic", "throughput"); err != nil {
+		t.Error(err)
+	}
+	if err := o.p.RequireOneOf("topic", "partitions"); err == nil {
+		t.Error("two given: want error")
+	}
+	if err := o.p.RequireOneOf("throughput", "num-records"); err == nil {
+		t.Error("none given: want error")
+	}
+}
+
+func TestHelpGolden(t *testing.T) {
+	o := newTestParser()
+	var out bytes.Buffer
+	o.p.Output = &out
+	if err := o.p.Parse([]string{"--topic", "x", "--help"}); !errors.Is(err, ErrHelp) {
+		t.Fatalf("Parse(--help) = %v, want ErrHelp", err)
+	}
+	checkGolden(t, "help.golden", out.Bytes())
+}

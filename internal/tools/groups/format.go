@@ -1,0 +1,223 @@
+package groups
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// missing is what Kafka prints for a value it does not know.
+const missing = "-"
+
+// OffsetRow is one line of --describe (--offsets).
+type OffsetRow struct {
+	Group      string
+	Topic      string // "" when the member has no partitions
+	Partition  int32  // -1 when the member has no partitions
+	Committed  int64  // -1 when nothing is committed
+	LogEnd     int64  // -1 when unknown
+	ConsumerID string // "" when no member owns the partition
+	Host       string
+	ClientID   string
+}
+
+func orMissing(s string) string {
+	if s == "" {
+		return missing
+	}
+	return s
+}
+
+func (r *OffsetRow) cells() []string {
+	topic, part, cur, end, lag := missing, missing, missing, missing, missing
+	if r.Topic != "" {
+		topic = r.Topic
+	}
+	if r.Partition >= 0 {
+		part = strconv.Itoa(int(r.Partition))
+	}
+	if r.Committed >= 0 {
+		cur = strconv.FormatInt(r.Committed, 10)
+	}
+	if r.LogEnd >= 0 {
+		end = strconv.FormatInt(r.LogEnd, 10)
+	}
+	if r.Committed >= 0 && r.LogEnd >= 0 {
+		lag = strconv.FormatInt(r.LogEnd-r.Committed, 10)
+	}
+	return []string{r.Group, topic, part, cur, end, lag, orMissing(r.ConsumerID), orMissing(r.Host), orMissing(r.ClientID)}
+}
+
+// pad left-justifies s in a field of width w, as Java's %-Ns.
+func pad(s string, w int) string {
+	if n := len([]rune(s)); n < w {
+		return s + strings.Repeat(" ", w-n)
+	}
+	return s
+}
+
+// WriteOffsets prints the --describe offsets table of one group.
+func WriteOffsets(w io.Writer, rows []OffsetRow) {
+	gw, tw, cw, hw := 15, 15, 15, 15
+	cells := make([][]string, len(rows))
+	for i := range rows {
+		c := rows[i].cells()
+		cells[i] = c
+		gw, tw, cw, hw = max(gw, len(c[0])), max(tw, len(c[1])), max(cw, len(c[6])), max(hw, len(c[7]))
+	}
+	line := func(c []string) {
+		fmt.Fprintf(w, "\n%s %s %s %s %s %s %s %s %s", pad(c[0], gw), pad(c[1], tw), pad(c[2], 10), pad(c[3], 15),
+			pad(c[4], 15), pad(c[5], 15), pad(c[6], cw), pad(c[7], hw), c[8])
+	}
+	line([]string{"GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"})
+	for _, c := range cells {
+		line(c)
+	}
+	fmt.Fprintln(w)
+}
+
+// Member is one line of --describe --members.
+type Member struct {
+	Group      string
+	ConsumerID string
+	InstanceID string // "" when static membership is not used
+	Host       string
+	ClientID   string
+	Assignment map[string][]int32 // topic -> partitions
+}
+
+func (m *Member) numPartitions() int {
+	n := 0
+	for _, ps := range m.Assignment {
+		n += len(ps)
+	}
+	return n
+}
+
+// assignmentString is Kafka's verbose ASSIGNMENT column: "t1(0,1), t2(3)",
+// sorted; "-" when empty.
+func (m *Member) assignmentString() string {
+	if m.numPartitions() == 0 {
+		return missing
+	}
+	var groups []string
+	for topic, ps := range m.Assignment {
+		s := make([]string, len(ps))
+		for i, p := range ps {
+			s[i] = strconv.Itoa(int(p))
+		}
+		sort.Strings(s) // Kafka sorts the partition numbers as strings
+		groups = append(groups, topic+"("+strings.Join(s, ",")+")")
+	}
+	sort.Strings(groups)
+	return strings.Join(groups, ", ")
+}
+
+// WriteMembers prints the --describe --members table of one group.
+func WriteMembers(w io.Writer, members []Member, verbose bool) {
+	gw, cw, iw, hw, kw := 15, 15, 17, 15, 15
+	withInstance := false
+	for _, m := range members {
+		gw, cw, iw = max(gw, len(m.Group)), max(cw, len(m.ConsumerID)), max(iw, len(m.InstanceID))
+		hw, kw = max(hw, len(m.Host)), max(kw, len(m.ClientID))
+		withInstance = withInstance || m.InstanceID != ""
+	}
+	row := func(group, id, inst, host, client, n string) {
+		if withInstance {
+			fmt.Fprintf(w, "%s %s %s %s %s %s ", pad(group, gw), pad(id, cw), pad(inst, iw), pad(host, hw), pad(client, kw), pad(n, 15))
+		} else {
+			fmt.Fprintf(w, "%s %s %s %s %s ", pad(group, gw), pad(id, cw), pad(host, hw), pad(client, kw), pad(n, 15))
+		}
+	}
+	fmt.Fprint(w, "\n")
+	row("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+	if verbose {
+		fmt.Fprint(w, "ASSIGNMENT")
+	}
+	fmt.Fprintln(w)
+	for i := range members {
+		m := &members[i]
+		row(m.Group, m.ConsumerID, m.InstanceID, m.Host, m.ClientID, strconv.Itoa(m.numPartitions()))
+		if verbose {
+			fmt.Fprint(w, m.assignmentString())
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// GroupState is the --describe --state line of one group.
+type GroupState struct {
+	Group              string
+	CoordinatorHost    string
+	CoordinatorPort    int32
+	CoordinatorID      int32
+	AssignmentStrategy string
+	State              string
+	NumMembers         int
+}
+
+// WriteState prints the --describe --state table of one group. As in
+// Kafka, the first column is as wide as the coordinator column.
+func WriteState(w io.Writer, s GroupState) {
+	coord := fmt.Sprintf("%s:%d  (%d)", s.CoordinatorHost, s.CoordinatorPort, s.CoordinatorID)
+	cw := max(25, len(coord))
+	line := func(a, b, c, d, e string) {
+		fmt.Fprintf(w, "\n%s %s %s %s %s", pad(a, cw), pad(b, 25), pad(c, 20), pad(d, 15), e)
+	}
+	line("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS")
+	line(s.Group, coord, s.AssignmentStrategy, s.State, strconv.Itoa(s.NumMembers))
+	fmt.Fprintln(w)
+}
+
+// ResetRow is one line of the --reset-offsets table.
+type ResetRow struct {
+	Group     string
+	Topic     string
+	Partition int32
+	NewOffset int64
+}
+
+// WriteResetOffsets prints the --reset-offsets table (nothing when empty).
+func WriteResetOffsets(w io.Writer, rows []ResetRow) {
+	if len(rows) == 0 {
+		return
+	}
+	line := func(a, b, c, d string) {
+		fmt.Fprintf(w, "\n%s %s %s %s", pad(a, 30), pad(b, 30), pad(c, 10), pad(d, 15))
+	}
+	line("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")
+	for _, r := range rows {
+		line(r.Group, r.Topic, strconv.Itoa(int(r.Partition)), strconv.FormatInt(r.NewOffset, 10))
+	}
+	fmt.Fprintln(w)
+}
+
+// ListedGroup is one line of --list with --state or --type.
+type ListedGroup struct {
+	Group, Type, State string
+}
+
+// WriteGroupList prints --list with the columns asked for.
+func WriteGroupList(w io.Writer, groups []ListedGroup, withType, withState bool) {
+	gw := 15
+	for _, g := range groups {
+		gw = max(gw, len(g.Group))
+	}
+	gw += 10
+	line := func(g ListedGroup) {
+		s := pad(g.Group, gw)
+		if withType {
+			s += " " + pad(g.Type, 20)
+		}
+		if withState {
+			s += " " + pad(g.State, 20)
+		}
+		fmt.Fprintln(w, s)
+	}
+	line(ListedGroup{"GROUP", "TYPE", "STATE"})
+	for _, g := range groups {
+		line(g)
+	}
+}

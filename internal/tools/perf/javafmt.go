@@ -1,0 +1,217 @@
+package perf
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// javaFixed formats v like Java's String.format("%.<prec>f", v): Java rounds
+// the shortest decimal representation of the double half up (Go rounds the
+// exact binary value half to even, which differs on ties such as 0.125), and
+// spells the special values NaN, Infinity and -Infinity. Perf tool output is
+// parsed by scripts written against Kafka, so the digits must agree.
+func javaFixed(v float64, prec int) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "Infinity"
+	case math.IsInf(v, -1):
+		return "-Infinity"
+	}
+	neg := math.Signbit(v)
+	if neg {
+		v = -v
+	}
+	// Shortest digits d1d2...dn with v = 0.d1d2...dn * 10^exp.
+	e := strconv.FormatFloat(v, 'e', -1, 64) // d.ddddde±XX
+	mant, expStr, _ := strings.Cut(e, "e")
+	exp, _ := strconv.Atoi(expStr)
+	digits := []byte(strings.Replace(mant, ".", "", 1))
+	point := exp + 1 // digits before the decimal point
+	if v == 0 {
+		digits, point = []byte{'0'}, 1
+	}
+	// Pad so that there are point+prec digits (point may be <= 0).
+	if point < 0 {
+		digits = append([]byte(strings.Repeat("0", -point)), digits...)
+		point = 0
+	}
+	keep := point + prec
+	for len(digits) < keep+1 {
+		digits = append(digits, '0')
+	}
+	roundUp := digits[keep] >= '5'
+	digits = digits[:keep]
+	if roundUp {
+		i := len(digits) - 1
+		for ; i >= 0; i-- {
+			if digits[i] == '9' {
+				digits[i] = '0'
+				continue
+			}
+			digits[i]++
+			break
+		}
+		if i < 0 {
+			digits = append([]byte{'1'}, digits...)
+			point++
+		}
+	}
+	intPart := string(digits[:point])
+	if intPart == "" {
+		intPart = "0"
+	}
+	s := intPart
+	if prec > 0 {
+		s += "." + string(digits[point:])
+	}
+	if neg && strings.Trim(s, "0.") != "" {
+		s = "-" + s
+	}
+	return s
+}
+
+// javaDouble formats v like Java's Double.toString (string concatenation of
+// a double): the shortest digits, at least one after the point, and
+// computerized scientific notation below 1e-3 and from 1e7 up.
+func javaDouble(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "Infinity"
+	case math.IsInf(v, -1):
+		return "-Infinity"
+	case v == 0:
+		if math.Signbit(v) {
+			return "-0.0"
+		}
+		return "0.0"
+	}
+	a := math.Abs(v)
+	if a >= 1e-3 && a < 1e7 {
+		s := strconv.FormatFloat(v, 'f', -1, 64)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	e := strconv.FormatFloat(v, 'e', -1, 64)
+	mant, exp, _ := strings.Cut(e, "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	n, _ := strconv.Atoi(exp)
+	return mant + "E" + strconv.Itoa(n)
+}
+
+// javaDateFormat formats t with a java.text.SimpleDateFormat pattern. It
+// knows the letters the perf tools' users pass: y M d H h m s S a E z Z X,
+// 'quoted text' and ” for a quote; other letters are copied.
+func javaDateFormat(pattern string, t time.Time) string {
+	var b strings.Builder
+	for i := 0; i < len(pattern); {
+		c := pattern[i]
+		if c == '\'' {
+			if i+1 < len(pattern) && pattern[i+1] == '\'' {
+				b.WriteByte('\'')
+				i += 2
+				continue
+			}
+			end := strings.IndexByte(pattern[i+1:], '\'')
+			if end < 0 {
+				b.WriteString(pattern[i+1:])
+				break
+			}
+			b.WriteString(pattern[i+1 : i+1+end])
+			i += end + 2
+			continue
+		}
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		n := 1
+		for i+n < len(pattern) && pattern[i+n] == c {
+			n++
+		}
+		i += n
+		pad := func(v int) {
+			s := strconv.Itoa(v)
+			for len(s) < n {
+				s = "0" + s
+			}
+			b.WriteString(s)
+		}
+		switch c {
+		case 'y':
+			if n == 2 {
+				s := strconv.Itoa(t.Year() % 100)
+				if len(s) < 2 {
+					s = "0" + s
+				}
+				b.WriteString(s)
+			} else {
+				pad(t.Year())
+			}
+		case 'M':
+			switch {
+			case n >= 4:
+				b.WriteString(t.Month().String())
+			case n == 3:
+				b.WriteString(t.Month().String()[:3])
+			default:
+				pad(int(t.Month()))
+			}
+		case 'd':
+			pad(t.Day())
+		case 'H':
+			pad(t.Hour())
+		case 'h':
+			h := t.Hour() % 12
+			if h == 0 {
+				h = 12
+			}
+			pad(h)
+		case 'm':
+			pad(t.Minute())
+		case 's':
+			pad(t.Second())
+		case 'S':
+			pad(t.Nanosecond() / int(time.Millisecond))
+		case 'a':
+			if t.Hour() < 12 {
+				b.WriteString("AM")
+			} else {
+				b.WriteString("PM")
+			}
+		case 'E':
+			if n >= 4 {
+				b.WriteString(t.Weekday().String())
+			} else {
+				b.WriteString(t.Weekday().String()[:3])
+			}
+		case 'z':
+			name, _ := t.Zone()
+			b.WriteString(name)
+		case 'Z':
+			b.WriteString(t.Format("-0700"))
+		case 'X':
+			if _, off := t.Zone(); off == 0 {
+				b.WriteString("Z")
+			} else {
+				b.WriteString(t.Format("-07:00"))
+			}
+		default:
+			b.WriteString(strings.Repeat(string(c), n))
+		}
+	}
+	return b.String()
+}
+
+func sortInt64s(s []int64) { slices.Sort(s) }
