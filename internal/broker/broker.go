@@ -299,3 +299,9 @@ func (b *Broker) partition(topic string, index int32) (*topicState, *partition.P
 	}
 	return ts, ts.partitions[index]
 }
+
+// requestISRExpand asks the controller to add a caught-up follower to the
+// ISR. On a single node there are no followers, so it is never called.
+func (b *Broker) requestISRExpand(p *partition.Partition, replica int32) {
+	b.log.Debug("follower caught up; ISR expansion wanted", "partition", p.String(), "replica", replica)
+}

@@ -16,7 +16,10 @@ package broker
 // allows: a request to open a session gets session id 0 (none created) and
 // full responses; a request naming a session id gets
 // FETCH_SESSION_ID_NOT_FOUND. Only brokers may fetch as replicas: a replica
-// id >= 0 from a client gets NOT_LEADER_OR_FOLLOWER per partition.
+// id that is not in the partition's replica set gets NOT_LEADER_OR_FOLLOWER.
+// A follower's fetch offset is its log end offset: the leader records it,
+// which may advance the high watermark (waking acks=all producers), and
+// reads for it up to the log end rather than the high watermark.
 //
 // The response body is encoded here rather than by kmsg because its record
 // fields are file regions; the layout follows the FetchResponse schema.
@@ -146,12 +149,29 @@ func (b *Broker) readFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 				fp.errorCode = kerr.UnknownTopicID.Code
 			case ts == nil || rp.Partition < 0 || int(rp.Partition) >= len(ts.partitions):
 				fp.errorCode = kerr.UnknownTopicOrPartition.Code
-			case replicaID >= 0:
-				fp.errorCode = kerr.NotLeaderForPartition.Code
 			default:
 				p := ts.partitions[rp.Partition]
 				epoch := p.LeaderEpoch()
+				if replicaID >= 0 {
+					// A follower's fetch: its offset is its log end, which
+					// may move the high watermark before we read.
+					expand, err := p.UpdateFollower(replicaID, rp.FetchOffset, time.Now())
+					if err != nil {
+						fp.errorCode = kerr.NotLeaderForPartition.Code
+						break
+					}
+					if expand {
+						b.requestISRExpand(p, replicaID)
+					}
+				} else if !p.IsLeader() {
+					fp.errorCode = kerr.NotLeaderForPartition.Code
+					break
+				}
 				hw := p.HighWatermarkPosition()
+				upTo := hw
+				if replicaID >= 0 {
+					upTo = p.Log.EndPosition() // followers read to the log end
+				}
 				fp.highWatermark = hw.Offset
 				fp.lastStable = hw.Offset
 				fp.logStart = p.Log.LogStartOffset()
@@ -162,15 +182,15 @@ func (b *Broker) readFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 					fp.errorCode = kerr.UnknownLeaderEpoch.Code
 				case rp.FetchOffset < fp.logStart || rp.FetchOffset > p.Log.LogEndOffset():
 					fp.errorCode = kerr.OffsetOutOfRange.Code
-				case rp.FetchOffset >= hw.Offset:
-					// nothing committed to read yet
+				case rp.FetchOffset >= upTo.Offset:
+					// nothing to read yet
 				default:
 					limit := min(int64(rp.PartitionMaxBytes), maxBytes-total)
 					minOne := total == 0
 					if limit <= 0 && !minOne {
 						break
 					}
-					res, err := p.Log.Read(rp.FetchOffset, int32(max(limit, 0)), hw, minOne)
+					res, err := p.Log.Read(rp.FetchOffset, int32(max(limit, 0)), upTo, minOne)
 					if err != nil {
 						fp.errorCode = errorCode(err)
 						break

@@ -179,8 +179,7 @@ func runProducer(ctx context.Context, o *producerOptions, stdout, _ io.Writer) e
 	cl, err := cli.NewClient(ctx, cli.Producer, o.props,
 		// Like the Java producer, ask for the topic to be created if the
 		// broker creates topics on demand.
-		kgo.AllowAutoTopicCreation(),
-		kgo.UnknownTopicRetries(0))
+		kgo.AllowAutoTopicCreation())
 	if err != nil {
 		return err
 	}
