@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/silkworm/silkworm/internal/partition"
 	"github.com/silkworm/silkworm/internal/record"
 )
 
@@ -34,18 +35,27 @@ func handleProduce(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	failed := false
-	for _, rt := range req.Topics {
+	var waits []produceWait
+	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		ts := b.topic(rt.Topic)
-		for _, rp := range rt.Partitions {
-			sp := b.producePartition(ts, req, rt.Topic, &rp)
+		for pi, rp := range rt.Partitions {
+			sp, w := b.producePartition(ts, req, rt.Topic, &rp)
 			if sp.ErrorCode != 0 {
 				failed = true
+			}
+			if w.p != nil {
+				w.topic, w.part = ti, pi
+				waits = append(waits, w)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
+	}
+	if len(waits) > 0 {
+		go b.waitProduce(r, req, resp, waits)
+		return
 	}
 	if req.Acks == 0 {
 		if failed {
@@ -58,15 +68,24 @@ func handleProduce(b *Broker, r *request) {
 	r.respond(resp)
 }
 
-func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition) kmsg.ProduceResponseTopicPartition {
+// produceWait is an acks=all append whose records the ISR does not hold
+// yet: the answer waits until the high watermark passes target.
+type produceWait struct {
+	p           *partition.Partition
+	target      int64 // last offset + 1
+	minISR      int
+	topic, part int // indexes in the response
+}
+
+func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition) (kmsg.ProduceResponseTopicPartition, produceWait) {
 	sp := kmsg.NewProduceResponseTopicPartition()
 	sp.Partition = rp.Partition
-	fail := func(code int16, msg string) kmsg.ProduceResponseTopicPartition {
+	fail := func(code int16, msg string) (kmsg.ProduceResponseTopicPartition, produceWait) {
 		sp.ErrorCode = code
 		if msg != "" {
 			sp.ErrorMessage = &msg
 		}
-		return sp
+		return sp, produceWait{}
 	}
 	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
 		return fail(kerr.InvalidRequiredAcks.Code, "")
@@ -119,7 +138,57 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 	sp.BaseOffset = res.BaseOffset
 	sp.LogAppendTime = appendTime
 	sp.LogStartOffset = p.Log.LogStartOffset()
-	return sp
+	if req.Acks == -1 && p.HighWatermark() <= res.LastOffset {
+		return sp, produceWait{p: p, target: res.LastOffset + 1, minISR: minISR}
+	}
+	return sp, produceWait{}
+}
+
+// waitProduce answers an acks=all produce once the ISR holds every
+// appended batch, or when the request's timeout passes (REQUEST_TIMED_OUT
+// for the partitions still waiting). It runs on its own goroutine.
+func (b *Broker) waitProduce(r *request, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse, waits []produceWait) {
+	wake := make(chan struct{}, 1)
+	for _, w := range waits {
+		w.p.Watch(wake)
+		defer w.p.Unwatch(wake)
+	}
+	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
+	timer := time.NewTimer(max(timeout-time.Since(r.received), 0))
+	defer timer.Stop()
+	for {
+		pending := waits[:0]
+		for _, w := range waits {
+			sp := &resp.Topics[w.topic].Partitions[w.part]
+			switch {
+			case !w.p.IsLeader():
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+			case w.p.HighWatermark() >= w.target:
+				if w.minISR > 0 && w.p.ISRSize() < w.minISR {
+					sp.ErrorCode = kerr.NotEnoughReplicasAfterAppend.Code
+				}
+			default:
+				pending = append(pending, w)
+			}
+		}
+		waits = pending
+		if len(waits) == 0 {
+			r.respond(resp)
+			return
+		}
+		select {
+		case <-wake:
+		case <-timer.C:
+			for _, w := range waits {
+				resp.Topics[w.topic].Partitions[w.part].ErrorCode = kerr.RequestTimedOut.Code
+			}
+			r.respond(resp)
+			return
+		case <-r.c.done:
+			r.respondNone()
+			return
+		}
+	}
 }
 
 // legacyRecordOverheadV0 is the smallest size a batch (a v0 message) can
