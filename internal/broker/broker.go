@@ -81,6 +81,10 @@ func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
 		RetentionCheckIntervalMs:          cfg.LogRetentionCheckIntervalMs,
 		FlushCheckIntervalMs:              cfg.LogFlushSchedulerIntervalMs,
 		RecoveryPointCheckpointIntervalMs: int64(cfg.LogFlushOffsetCheckpointIntervalMs),
+		CleanerEnable:                     boolConfig(cfg, "log.cleaner.enable", true),
+		CleanerThreads:                    int(intConfig(cfg, "log.cleaner.threads", 1)),
+		CleanerBackoffMs:                  intConfig(cfg, "log.cleaner.backoff.ms", 15000),
+		CleanerDedupeBufferSize:           intConfig(cfg, "log.cleaner.dedupe.buffer.size", 128<<20),
 		Logger:                            log,
 	}, b.storageConfigFor)
 	if err != nil {
@@ -304,4 +308,25 @@ func (b *Broker) partition(topic string, index int32) (*topicState, *partition.P
 // ISR. On a single node there are no followers, so it is never called.
 func (b *Broker) requestISRExpand(p *partition.Partition, replica int32) {
 	b.log.Debug("follower caught up; ISR expansion wanted", "partition", p.String(), "replica", replica)
+}
+
+// intConfig reads an integer broker key that has no typed field yet; the
+// config package has validated it already.
+func intConfig(cfg *config.Broker, key string, def int64) int64 {
+	if v, ok := cfg.Value(key); ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+// boolConfig is intConfig for booleans.
+func boolConfig(cfg *config.Broker, key string, def bool) bool {
+	if v, ok := cfg.Value(key); ok {
+		if bv, err := strconv.ParseBool(v); err == nil {
+			return bv
+		}
+	}
+	return def
 }
