@@ -3,6 +3,7 @@ package metadata
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"slices"
@@ -99,13 +100,7 @@ func (c *testCluster) running() []*Quorum {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []*Quorum
-	for _, id := range slices.Sorted(func(yield func(int32) bool) {
-		for id := range c.nodes {
-			if !yield(id) {
-				return
-			}
-		}
-	}) {
+	for _, id := range slices.Sorted(maps.Keys(c.nodes)) {
 		out = append(out, c.nodes[id])
 	}
 	return out

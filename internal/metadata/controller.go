@@ -69,9 +69,38 @@ func newController(q *Quorum) *controller {
 // set_controller record, then fences brokers whose session expired.
 func (c *controller) lead(ctx context.Context) {
 	q := c.q
+	for !c.announce() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	q.active.Store(true)
+	defer q.active.Store(false)
+	q.log.Info("active metadata controller", "node.id", q.cfg.NodeID)
+
+	tick := time.NewTicker(min(q.cfg.HeartbeatInterval, q.cfg.BrokerSessionTimeout/4))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			c.fenceExpired(time.Now())
+		}
+	}
+}
+
+// announce waits until every earlier entry is applied, resets the
+// heartbeat times, and appends set_controller. It reports success; on
+// failure (leadership lost, or a slow commit) lead tries again while it
+// still leads.
+func (c *controller) announce() bool {
+	q := c.q
 	if err := q.raft.Barrier(q.cfg.RequestTimeout).Error(); err != nil {
 		q.log.Warn("metadata controller barrier", "err", err)
-		return
+		return false
 	}
 	now := time.Now()
 	c.mu.Lock()
@@ -89,22 +118,9 @@ func (c *controller) lead(ctx context.Context) {
 	}
 	if _, err := q.applyRecord(&record{Type: recSetController, NodeID: q.cfg.NodeID, ClusterID: clusterID}); err != nil {
 		q.log.Warn("metadata controller announce", "err", err)
-		return
+		return false
 	}
-	q.active.Store(true)
-	defer q.active.Store(false)
-	q.log.Info("active metadata controller", "node.id", q.cfg.NodeID)
-
-	tick := time.NewTicker(min(q.cfg.HeartbeatInterval, q.cfg.BrokerSessionTimeout/4))
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			c.fenceExpired(time.Now())
-		}
-	}
+	return true
 }
 
 // fenceExpired fences every unfenced broker whose last heartbeat is older

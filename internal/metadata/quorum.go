@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -165,6 +166,7 @@ type Quorum struct {
 	hintMu sync.Mutex
 	hint   string // a leader address learnt from a forwarding answer
 
+	started   chan struct{} // closed once raft is set
 	stop      chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup
@@ -189,7 +191,7 @@ func OpenQuorum(cfg QuorumConfig) (*Quorum, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("metadata log dir %s: %w", cfg.Dir, err)
 	}
-	q := &Quorum{cfg: cfg, log: log, stop: make(chan struct{}), incarnation: NewTopicID().String()}
+	q := &Quorum{cfg: cfg, log: log, stop: make(chan struct{}), started: make(chan struct{}), incarnation: NewTopicID().String()}
 	q.ctrl = newController(q)
 	q.image.Store(&Image{ClusterID: cfg.ClusterID, ControllerID: -1, Topics: map[string]*Topic{}})
 
@@ -220,6 +222,7 @@ func OpenQuorum(cfg QuorumConfig) (*Quorum, error) {
 		advertise = ln.Addr().String()
 	}
 	q.mux = newMux(ln, advertise, q.serveForward, q.spawn)
+	q.spawn(q.mux.acceptLoop)
 	q.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: q.mux, MaxPool: 3, Timeout: 10 * time.Second, Logger: hl,
 	})
@@ -245,9 +248,10 @@ func OpenQuorum(cfg QuorumConfig) (*Quorum, error) {
 		q.closeStores()
 		return nil, fmt.Errorf("start raft: %w", err)
 	}
+	close(q.started)
 	if cfg.IsController && !hasState {
 		var servers []raft.Server
-		for _, id := range slices.Sorted(mapsKeys(cfg.Voters)) {
+		for _, id := range slices.Sorted(maps.Keys(cfg.Voters)) {
 			servers = append(servers, raft.Server{ID: serverID(id), Address: raft.ServerAddress(cfg.Voters[id])})
 		}
 		err := q.raft.BootstrapCluster(raft.Configuration{Servers: servers}).Error()
@@ -261,16 +265,6 @@ func OpenQuorum(cfg QuorumConfig) (*Quorum, error) {
 }
 
 func serverID(id int32) raft.ServerID { return raft.ServerID(strconv.Itoa(int(id))) }
-
-func mapsKeys(m map[int32]string) func(func(int32) bool) {
-	return func(yield func(int32) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
 
 // spawn starts a goroutine that Close waits for.
 func (q *Quorum) spawn(fn func()) {
@@ -435,7 +429,7 @@ func notControllerIfLost(err error) error {
 // returns either a local value or the JSON of a remote one.
 func (q *Quorum) do(req *request) (any, json.RawMessage, error) {
 	deadline := time.Now().Add(q.cfg.RequestTimeout)
-	voters := slices.Sorted(mapsKeys(q.cfg.Voters))
+	voters := slices.Sorted(maps.Keys(q.cfg.Voters))
 	next := 0
 	for {
 		var err error

@@ -146,6 +146,8 @@ func TestQuorumMinorityDownChangesNothingVisible(t *testing.T) {
 	c := newTestCluster(t, 3, 0, func(cfg *QuorumConfig) {
 		// Long enough that no broker is fenced while a node is down.
 		cfg.BrokerSessionTimeout = time.Minute
+		// And no election for a slow heartbeat on a loaded machine.
+		cfg.ElectionTimeout = 2 * time.Second
 	})
 	registerBrokers(t, c, []int32{1, 2, 3}, nil)
 	if _, err := c.leader().CreateTopic("t", 4, 3, nil); err != nil {
@@ -224,7 +226,7 @@ func TestQuorumRestartRestoresImageFromSnapshotAndLog(t *testing.T) {
 }
 
 func TestQuorumFencingMovesLeadership(t *testing.T) {
-	c := newTestCluster(t, 3, 0, func(cfg *QuorumConfig) { cfg.BrokerSessionTimeout = time.Second })
+	c := newTestCluster(t, 3, 0, nil)
 	hbs := registerBrokers(t, c, []int32{1, 2, 3}, nil)
 	if _, err := c.follower().CreateTopic("t", 6, 3, nil); err != nil {
 		t.Fatal(err)
@@ -344,7 +346,7 @@ func TestAlterPartitionRejectsStaleRequests(t *testing.T) {
 }
 
 func TestCreateTopicReplicationFactorBeyondLiveBrokers(t *testing.T) {
-	c := newTestCluster(t, 3, 0, func(cfg *QuorumConfig) { cfg.BrokerSessionTimeout = time.Second })
+	c := newTestCluster(t, 3, 0, nil)
 	hbs := registerBrokers(t, c, []int32{1, 2, 3}, nil)
 	f := c.follower()
 	if _, err := f.CreateTopic("t", 1, 4, nil); !errors.Is(err, ErrInvalidReplicas) {

@@ -38,10 +38,10 @@ type mux struct {
 func newMux(ln net.Listener, advertise string, serve func(net.Conn), spawn func(func())) *mux {
 	m := &mux{ln: ln, advertise: advertise, serve: serve, spawn: spawn,
 		raftConns: make(chan net.Conn), closed: make(chan struct{})}
-	spawn(m.acceptLoop)
 	return m
 }
 
+// acceptLoop accepts connections until Close; run it with spawn.
 func (m *mux) acceptLoop() {
 	for {
 		c, err := m.ln.Accept()
@@ -159,6 +159,11 @@ func forward(addr string, req *request, timeout time.Duration) (*response, error
 // serveForward answers one forwarded request on this node's controller.
 func (q *Quorum) serveForward(c net.Conn) {
 	defer c.Close()
+	select {
+	case <-q.started:
+	case <-q.mux.closed:
+		return
+	}
 	_ = c.SetDeadline(time.Now().Add(q.cfg.RequestTimeout + 5*time.Second))
 	var req request
 	if err := json.NewDecoder(c).Decode(&req); err != nil {
