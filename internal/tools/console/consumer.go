@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -133,8 +134,30 @@ func RunConsumer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	defer cl.Close()
 	n, err := consume(ctx, cl, f, *maxMessages, time.Duration(*timeoutMs)*time.Millisecond, stdout, stderr)
+	if p.Has("group") || cp["group.id"] != "" {
+		// As the Java consumer does on close with auto commit on: commit
+		// what was printed, so that the next run in the group resumes
+		// after it. This runs after Ctrl-C too, hence its own context.
+		if cerr := commitOnExit(ctx, cl, cp); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
 	fmt.Fprintf(stderr, "Processed a total of %d messages\n", n)
 	return err
+}
+
+// commitOnExit commits the offsets of the records polled so far unless
+// enable.auto.commit=false.
+func commitOnExit(ctx context.Context, cl *kgo.Client, props cli.Props) error {
+	if v, ok := props["enable.auto.commit"]; ok && strings.EqualFold(strings.TrimSpace(v), "false") {
+		return nil
+	}
+	commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := cl.CommitUncommittedOffsets(commitCtx); err != nil {
+		return fmt.Errorf("commit offsets: %w", err)
+	}
+	return nil
 }
 
 // consume polls and prints records. It stops after max records (0: no

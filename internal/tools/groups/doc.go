@@ -1,7 +1,17 @@
 // Package groups is `silkworm consumer-groups`, Kafka's
 // kafka-consumer-groups.sh: list, describe (offsets, --members, --state),
-// delete and reset the offsets of consumer groups, over the Kafka protocol
-// with franz-go's kadm.
+// delete groups, delete some of their committed offsets (--delete-offsets,
+// OffsetDelete) and reset their offsets, over the Kafka protocol with
+// franz-go's kadm.
+//
+// --reset-offsets --export prints the plan as Kafka's CSV instead of the
+// table: topic,partition,offset lines when one --group is named,
+// group,topic,partition,offset otherwise, then an empty line. --from-file
+// reads either form back as the reset scenario; the offsets are clamped to
+// [LogStartOffset, LogEndOffset] as Kafka does. A by-time reset
+// (--to-datetime, --by-duration) that finds no record at or after the time
+// falls back to the LogEndOffset with Kafka's "Warn: Partition ... is
+// empty" line.
 //
 // Output follows Kafka's ConsumerGroupCommand: tables whose first column
 // widths grow with the longest value (at least 15), each table starting with

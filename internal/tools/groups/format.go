@@ -221,3 +221,40 @@ func WriteGroupList(w io.Writer, groups []ListedGroup, withType, withState bool)
 		line(g)
 	}
 }
+
+// DeleteOffsetRow is one line of the --delete-offsets table. Partition -1
+// stands for a topic whose partitions could not be listed.
+type DeleteOffsetRow struct {
+	Topic     string
+	Partition int32
+	Status    string // "Successful" or "Error: ..."
+}
+
+// WriteDeleteOffsets prints the --delete-offsets table, sorted as Kafka
+// sorts it (by topic name followed by the partition number, as a string).
+func WriteDeleteOffsets(w io.Writer, rows []DeleteOffsetRow) {
+	key := func(r DeleteOffsetRow) string { return r.Topic + strconv.Itoa(int(r.Partition)) }
+	sort.Slice(rows, func(i, j int) bool { return key(rows[i]) < key(rows[j]) })
+	fmt.Fprintf(w, "\n%s %s %s\n", pad("TOPIC", 30), pad("PARTITION", 15), pad("STATUS", 15))
+	for _, r := range rows {
+		part := "Not Provided"
+		if r.Partition >= 0 {
+			part = strconv.Itoa(int(r.Partition))
+		}
+		fmt.Fprintf(w, "%s %s %s\n", pad(r.Topic, 30), pad(part, 15), pad(r.Status, 15))
+	}
+}
+
+// WriteResetCSV prints the --reset-offsets plan as --export does: one line
+// topic,partition,offset per partition when a single group was named,
+// group,topic,partition,offset otherwise, then an empty line (Kafka prints
+// the CSV text with println).
+func WriteResetCSV(w io.Writer, rows []ResetRow, singleGroup bool) {
+	for _, r := range rows {
+		if !singleGroup {
+			fmt.Fprintf(w, "%s,", r.Group)
+		}
+		fmt.Fprintf(w, "%s,%d,%d\n", r.Topic, r.Partition, r.NewOffset)
+	}
+	fmt.Fprintln(w)
+}

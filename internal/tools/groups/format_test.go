@@ -66,6 +66,15 @@ func TestFormatsGolden(t *testing.T) {
 	checkGolden(t, "reset-offsets", b.Bytes())
 
 	b.Reset()
+	WriteDeleteOffsets(&b, []DeleteOffsetRow{{"orders", 10, "Successful"}, {"orders", 2, "Error: GROUP_SUBSCRIBED_TO_TOPIC"}, {"missing", -1, "Error: UNKNOWN_TOPIC_OR_PARTITION"}})
+	checkGolden(t, "delete-offsets", b.Bytes())
+
+	b.Reset()
+	WriteResetCSV(&b, []ResetRow{{"g1", "orders", 0, 0}, {"g1", "orders", 1, 42}}, true)
+	WriteResetCSV(&b, []ResetRow{{"g1", "orders", 0, 0}, {"g2", "orders", 1, 42}}, false)
+	checkGolden(t, "reset-offsets-csv", b.Bytes())
+
+	b.Reset()
 	WriteGroupList(&b, []ListedGroup{{"g1", "Classic", "Stable"}, {"a-very-long-group-name-here", "Classic", "Empty"}}, false, true)
 	checkGolden(t, "list-state", b.Bytes())
 }
@@ -122,5 +131,21 @@ func TestParseErrors(t *testing.T) {
 	}
 	if _, err := parse([]string{"--bootstrap-server", "x:1", "--describe", "--group", "g", "--state"}, &bytes.Buffer{}); err != nil {
 		t.Errorf("--state without a value: %v", err)
+	}
+}
+
+func TestParseResetPlan(t *testing.T) {
+	got, err := parseResetPlan("orders,0,5\n\norders,1,7\n", "g1")
+	if err != nil || len(got) != 1 || got["g1"][tp{"orders", 0}] != 5 || got["g1"][tp{"orders", 1}] != 7 {
+		t.Errorf("single-group plan: %v, %v", got, err)
+	}
+	got, err = parseResetPlan("g1,orders,0,5\ng2,orders,1,7\n", "")
+	if err != nil || len(got) != 2 || got["g1"][tp{"orders", 0}] != 5 || got["g2"][tp{"orders", 1}] != 7 {
+		t.Errorf("group-column plan: %v, %v", got, err)
+	}
+	for _, bad := range []string{"orders,0,5\n", "g,orders,x,5\n", "g,orders,0,x\n", "a,b\n"} {
+		if _, err := parseResetPlan(bad, ""); err == nil {
+			t.Errorf("parseResetPlan(%q) without a single group: want an error", bad)
+		}
 	}
 }

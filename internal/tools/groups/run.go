@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -23,6 +24,8 @@ type options struct {
 	groups, topics                      *[]string
 	allTopics, allGroups                *bool
 	list, describe, del, reset          *bool
+	deleteOffsets, export               *bool
+	fromFile                            *string
 	dryRun, execute                     *bool
 	toOffset, shiftBy                   *int64
 	toDatetime, byDuration              *string
@@ -47,12 +50,12 @@ func parse(args []string, stdout io.Writer) (*options, error) {
 	o.del = p.Flag("delete", "Pass in groups to delete topic partition offsets and ownership information over the entire consumer group.")
 	o.timeoutMs = p.Int64("timeout", "timeout (ms)", "The timeout that can be set for some use cases, e.g. the time to wait for the group to be described.", 5000)
 	o.reset = p.Flag("reset-offsets", "Reset offsets of consumer group. Supports one consumer group at the time, and instances should be inactive. Has 2 execution options: --dry-run (the default) to plan which offsets to reset, and --execute to update the offsets.")
-	p.Ignored("delete-offsets", "", "Not supported yet.")
+	o.deleteOffsets = p.Flag("delete-offsets", "Delete offsets of consumer group. Supports one consumer group at the time, and multiple topics.")
 	o.dryRun = p.Flag("dry-run", "Only show results without executing changes on Consumer Groups. Supported operations: reset-offsets.")
 	o.execute = p.Flag("execute", "Execute operation. Supported operations: reset-offsets.")
-	p.Ignored("export", "", "Not supported yet.")
+	o.export = p.Flag("export", "Export operation execution to a CSV file. Supported operations: reset-offsets.")
 	o.toOffset = p.Int64("to-offset", "offset", "Reset offsets to a specific offset.", 0)
-	p.Ignored("from-file", "path to CSV file", "Not supported yet.")
+	o.fromFile = p.String("from-file", "path to CSV file", "Reset offsets to values defined in CSV file.", "")
 	o.toDatetime = p.String("to-datetime", "datetime", "Reset offsets to offset from datetime. Format: 'YYYY-MM-DDTHH:mm:SS.sss'", "")
 	o.byDuration = p.String("by-duration", "duration", "Reset offsets to offset by duration from current timestamp. Format: 'PnDTnHnMnS'", "")
 	o.toEarliest = p.Flag("to-earliest", "Reset offsets to earliest offset.")
@@ -73,26 +76,35 @@ func parse(args []string, stdout io.Writer) (*options, error) {
 	if err := p.Require("bootstrap-server"); err != nil {
 		return nil, err
 	}
-	if err := p.RequireOneOf("list", "describe", "delete", "reset-offsets"); err != nil {
-		return nil, fmt.Errorf("command must include exactly one action: --list, --describe, --delete, --reset-offsets (%w)", err)
+	if err := p.RequireOneOf("list", "describe", "delete", "reset-offsets", "delete-offsets"); err != nil {
+		return nil, fmt.Errorf("command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets (%w)", err)
 	}
 	if (*o.describe || *o.del || *o.reset) && !p.Has("group") && !*o.allGroups {
 		return nil, errors.New("option [describe|delete|reset-offsets] takes one of these options: [all-groups], [group]")
+	}
+	if *o.deleteOffsets && (len(*o.groups) != 1 || *o.allGroups || !p.Has("topic")) {
+		return nil, errors.New("option [delete-offsets] takes the following options: [bootstrap-server], [group] (exactly one), [topic]")
+	}
+	if *o.export && !*o.reset {
+		return nil, errors.New("option [export] can only be used with [reset-offsets]")
+	}
+	if p.Has("from-file") && !*o.reset {
+		return nil, errors.New("option [from-file] can only be used with [reset-offsets]")
 	}
 	if *o.reset {
 		if *o.dryRun && *o.execute {
 			return nil, errors.New("option [reset-offsets] only accepts one of [execute, dry-run]")
 		}
 		n := 0
-		for _, s := range []string{"to-offset", "to-datetime", "by-duration", "to-earliest", "to-latest", "to-current", "shift-by"} {
+		for _, s := range []string{"to-offset", "to-datetime", "by-duration", "to-earliest", "to-latest", "to-current", "shift-by", "from-file"} {
 			if p.Has(s) {
 				n++
 			}
 		}
 		if n != 1 {
-			return nil, errors.New("option [reset-offsets] takes exactly one of these scenarios: [to-offset], [to-datetime], [by-duration], [to-earliest], [to-latest], [to-current], [shift-by]")
+			return nil, errors.New("option [reset-offsets] takes exactly one of these scenarios: [to-offset], [to-datetime], [by-duration], [to-earliest], [to-latest], [to-current], [shift-by], [from-file]")
 		}
-		if !*o.allTopics && !p.Has("topic") {
+		if !*o.allTopics && !p.Has("topic") && !p.Has("from-file") {
 			return nil, errors.New("one of the reset scopes should be defined: --all-topics, --topic")
 		}
 	}
@@ -143,6 +155,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return s.describeGroups(ctx)
 	case *o.del:
 		return s.deleteGroups(ctx)
+	case *o.deleteOffsets:
+		return s.deleteOffsets(ctx)
 	default:
 		return s.resetOffsets(ctx)
 	}
@@ -489,6 +503,21 @@ func (s *service) resetOffsets(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var fromFile map[string]map[tp]int64
+	if s.o.p.Has("from-file") {
+		data, err := os.ReadFile(*s.o.fromFile)
+		if err != nil {
+			return fmt.Errorf("read reset plan: %w", err)
+		}
+		single := ""
+		if s.singleGroup() {
+			single = (*s.o.groups)[0]
+		}
+		fromFile, err = parseResetPlan(string(data), single)
+		if err != nil {
+			return fmt.Errorf("reset plan %s: %w", *s.o.fromFile, err)
+		}
+	}
 	var rows []ResetRow
 	var inactive []string
 	for i := range groups {
@@ -502,11 +531,20 @@ func (s *service) resetOffsets(ctx context.Context) error {
 		if err != nil && !errors.Is(err, kerr.GroupIDNotFound) {
 			return fmt.Errorf("fetch offsets of group %s: %w", g.Group, err)
 		}
-		tps, err := s.partitionsToReset(ctx, g.Group, committed)
-		if err != nil {
+		var tps []tp
+		var requested map[tp]int64
+		if fromFile != nil {
+			requested = fromFile[g.Group]
+			if requested == nil && len(fromFile) > 0 {
+				fmt.Fprintf(s.out, "\nError: No reset plan for group %s found\n", g.Group)
+			}
+			for t := range requested {
+				tps = append(tps, t)
+			}
+		} else if tps, err = s.partitionsToReset(ctx, g.Group, committed); err != nil {
 			return err
 		}
-		planned, err := s.plan(ctx, tps, committed)
+		planned, err := s.plan(ctx, tps, committed, requested)
 		if err != nil {
 			return err
 		}
@@ -534,7 +572,11 @@ func (s *service) resetOffsets(ctx context.Context) error {
 			rows = append(rows, r)
 		}
 	}
-	WriteResetOffsets(s.out, rows)
+	if *s.o.export {
+		WriteResetCSV(s.out, rows, s.singleGroup())
+	} else {
+		WriteResetOffsets(s.out, rows)
+	}
 	if len(inactive) > 0 {
 		return fmt.Errorf("group(s) %s are active; stop their consumers first", strings.Join(inactive, ", "))
 	}
@@ -543,7 +585,8 @@ func (s *service) resetOffsets(ctx context.Context) error {
 
 // plan computes the new offset of each partition for the chosen scenario,
 // clamped to [log start, log end] where Kafka clamps.
-func (s *service) plan(ctx context.Context, tps []tp, committed kadm.OffsetResponses) ([]ResetRow, error) {
+// For --from-file, requested holds the offsets read from the file.
+func (s *service) plan(ctx context.Context, tps []tp, committed kadm.OffsetResponses, requested map[tp]int64) ([]ResetRow, error) {
 	topicSet := map[string]bool{}
 	for _, t := range tps {
 		topicSet[t.topic] = true
@@ -609,6 +652,8 @@ func (s *service) plan(ctx context.Context, tps []tp, committed kadm.OffsetRespo
 		cur, hasCur := committed.Lookup(t.topic, t.part)
 		hasCur = hasCur && cur.Err == nil && cur.At >= 0
 		switch {
+		case requested != nil:
+			off, err = clamp(t, requested[t])
 		case s.o.p.Has("to-offset"):
 			off, err = clamp(t, *s.o.toOffset)
 		case *s.o.toEarliest:
@@ -627,9 +672,14 @@ func (s *service) plan(ctx context.Context, tps []tp, committed kadm.OffsetRespo
 				off, err = lookup(ends, t, "ending")
 			}
 		default: // to-datetime, by-duration
+			// kadm answers "no record at or after the time" with the end
+			// offset and no timestamp; Kafka warns about that fallback.
 			o, ok := byTime.Lookup(t.topic, t.part)
 			if ok && o.Err == nil && o.Offset >= 0 {
 				off = o.Offset
+				if o.Timestamp < 0 {
+					fmt.Fprintf(s.out, "\nWarn: Partition %d from topic %s is empty. Falling back to latest known offset.\n", t.part, t.topic)
+				}
 			} else {
 				fmt.Fprintf(s.out, "\nWarn: Partition %d from topic %s is empty. Falling back to latest known offset.\n", t.part, t.topic)
 				off, err = lookup(ends, t, "ending")
@@ -641,6 +691,150 @@ func (s *service) plan(ctx context.Context, tps []tp, committed kadm.OffsetRespo
 		rows = append(rows, ResetRow{Topic: t.topic, Partition: t.part, NewOffset: off})
 	}
 	return rows, nil
+}
+
+// singleGroup reports whether the command names exactly one group, which
+// selects Kafka's CSV format without the group column.
+func (s *service) singleGroup() bool {
+	return !*s.o.allGroups && len(*s.o.groups) == 1
+}
+
+// deleteOffsets is --delete-offsets: it deletes the committed offsets of the
+// --topic partitions (all partitions of a topic given without ":p,p") from
+// one group, and prints Kafka's TOPIC PARTITION STATUS table.
+func (s *service) deleteOffsets(ctx context.Context) error {
+	group := (*s.o.groups)[0]
+	var topicNames []string
+	status := map[tp]string{}
+	set := kadm.TopicsSet{}
+	var whole []string
+	for _, arg := range *s.o.topics {
+		topic, parts, hasParts := strings.Cut(arg, ":")
+		topicNames = append(topicNames, arg)
+		if !hasParts {
+			whole = append(whole, topic)
+			continue
+		}
+		for _, p := range strings.Split(parts, ",") {
+			n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32)
+			if err != nil {
+				return fmt.Errorf("invalid partition '%s' specified in topic arg '%s'", p, arg)
+			}
+			set.Add(topic, int32(n))
+		}
+	}
+	if len(whole) > 0 {
+		details, err := s.adm.ListTopics(ctx, whole...)
+		if err != nil {
+			return fmt.Errorf("describe topics: %w", err)
+		}
+		for _, t := range whole {
+			d, ok := details[t]
+			if !ok || d.Err != nil {
+				status[tp{t, -1}] = "Error: " + kerr.UnknownTopicOrPartition.Error()
+				continue
+			}
+			for _, p := range d.Partitions.Sorted() {
+				set.Add(t, p.Partition)
+			}
+		}
+	}
+	resps, err := s.adm.DeleteOffsets(ctx, group, set)
+	var topErr error
+	switch {
+	case err != nil && len(resps) == 0:
+		topErr = err
+		for t, ps := range set {
+			for p := range ps {
+				status[tp{t, p}] = "Error: " + err.Error()
+			}
+		}
+	default:
+		for t, ps := range set {
+			for p := range ps {
+				perr, ok := resps.Lookup(t, p)
+				switch {
+				case !ok:
+					status[tp{t, p}] = "Error: no response for the partition"
+				case perr != nil:
+					status[tp{t, p}] = "Error: " + perr.Error()
+					if topErr == nil {
+						topErr = perr
+					}
+				default:
+					status[tp{t, p}] = "Successful"
+				}
+			}
+		}
+	}
+	if topErr == nil && len(status) > 0 {
+		for _, st := range status {
+			if st != "Successful" {
+				topErr = kerr.UnknownTopicOrPartition
+				break
+			}
+		}
+	}
+	switch {
+	case topErr == nil:
+		fmt.Fprintf(s.out, "Request succeed for deleting offsets with topic %s group %s\n", strings.Join(topicNames, ", "), group)
+	case errors.Is(topErr, kerr.GroupIDNotFound):
+		fmt.Fprintf(s.out, "Error: '%s' does not exist.\n", group)
+	case errors.Is(topErr, kerr.InvalidGroupID):
+		fmt.Fprintf(s.out, "Error: '%s' is not valid.\n", group)
+	case errors.Is(topErr, kerr.GroupAuthorizationFailed):
+		fmt.Fprintf(s.out, "Error: Access to '%s' is not authorized.\n", group)
+	case errors.Is(topErr, kerr.NonEmptyGroup):
+		fmt.Fprintf(s.out, "Error: Deleting offsets of a consumer group '%s' is forbidden if the group is not empty.\n", group)
+	case errors.Is(topErr, kerr.GroupSubscribedToTopic), errors.Is(topErr, kerr.TopicAuthorizationFailed), errors.Is(topErr, kerr.UnknownTopicOrPartition):
+		fmt.Fprintln(s.out, "Error: Encounter some partition level error, see the follow-up details:")
+	default:
+		fmt.Fprintf(s.out, "Error: Encounter some unknown error: %v\n", topErr)
+	}
+	rows := make([]DeleteOffsetRow, 0, len(status))
+	for t, st := range status {
+		rows = append(rows, DeleteOffsetRow{Topic: t.topic, Partition: t.part, Status: st})
+	}
+	WriteDeleteOffsets(s.out, rows)
+	if topErr != nil {
+		return fmt.Errorf("delete offsets of group %s: %w", group, topErr)
+	}
+	return nil
+}
+
+// parseResetPlan reads a --from-file CSV as --export writes it: lines of
+// group,topic,partition,offset, or topic,partition,offset when the command
+// names the single group singleGroup (empty otherwise).
+func parseResetPlan(csv string, singleGroup string) (map[string]map[tp]int64, error) {
+	out := map[string]map[tp]int64{}
+	for i, line := range strings.Split(csv, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, ",")
+		group := singleGroup
+		switch {
+		case len(f) == 3 && singleGroup != "":
+		case len(f) == 4:
+			group, f = f[0], f[1:]
+		default:
+			return nil, fmt.Errorf("line %d: expected group,topic,partition,offset or (with one --group) topic,partition,offset, got %q", i+1, line)
+		}
+		part, err := strconv.ParseInt(strings.TrimSpace(f[1]), 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: invalid partition %q", i+1, f[1])
+		}
+		off, err := strconv.ParseInt(strings.TrimSpace(f[2]), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: invalid offset %q", i+1, f[2])
+		}
+		if out[group] == nil {
+			out[group] = map[tp]int64{}
+		}
+		out[group][tp{strings.TrimSpace(f[0]), int32(part)}] = off
+	}
+	return out, nil
 }
 
 // parseDateTime reads Kafka's --to-datetime: yyyy-MM-ddTHH:mm:ss.SSS with an

@@ -275,14 +275,14 @@ func RunDeleteRecords(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	fmt.Fprintln(stdout, "Records delete operation completed:")
 	failed := 0
-	resps.Each(func(r kadm.DeleteRecordsResponse) {
+	for _, r := range resps.Sorted() {
 		if r.Err != nil {
 			failed++
 			fmt.Fprintf(stdout, "partition: %s-%d\terror: %v\n", r.Topic, r.Partition, r.Err)
-			return
+			continue
 		}
 		fmt.Fprintf(stdout, "partition: %s-%d\tlow_watermark: %d\n", r.Topic, r.Partition, r.LowWatermark)
-	})
+	}
 	if failed > 0 {
 		return fmt.Errorf("records of %d partition(s) could not be deleted", failed)
 	}
