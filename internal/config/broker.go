@@ -213,6 +213,11 @@ var supportedBrokerKeys = func() map[string]bool {
 			m[s] = true
 		}
 	}
+	// Keys read by name (Broker.Value) where they are used.
+	for _, k := range []string{"log.cleaner.enable", "log.cleaner.threads", "log.cleaner.backoff.ms",
+		"log.cleaner.dedupe.buffer.size", "replica.socket.receive.buffer.bytes", "metadata.log.dir"} {
+		m[k] = true
+	}
 	return m
 }()
 

@@ -42,8 +42,10 @@ type broker interface {
 // startBroker returns the broker the environment asks for: an external one
 // (SILKWORM_TEST_BOOTSTRAP), franz-go's kfake (SILKWORM_TEST_BROKER=kfake) or,
 // by default, a freshly built silkworm child process. It is stopped when the
-// test ends.
-func startBroker(t *testing.T) broker {
+// test ends. overrides are server.properties key=value pairs passed to a
+// silkworm child process with --override; kfake and an external broker
+// ignore them.
+func startBroker(t *testing.T, overrides ...string) broker {
 	t.Helper()
 	if addr := os.Getenv("SILKWORM_TEST_BOOTSTRAP"); addr != "" {
 		return externalBroker(addr)
@@ -51,7 +53,7 @@ func startBroker(t *testing.T) broker {
 	if os.Getenv("SILKWORM_TEST_BROKER") == "kfake" {
 		return startFakeBroker(t)
 	}
-	return startProcessBroker(t)
+	return startProcessBroker(t, overrides...)
 }
 
 // externalBroker is a broker someone else runs; it cannot be restarted.
@@ -67,6 +69,8 @@ type processBroker struct {
 	dir  string // log.dirs
 	addr string
 	log  string // combined stdout+stderr of every incarnation
+	// overrides are extra key=value server properties.
+	overrides []string
 
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when cmd has been waited for
@@ -163,14 +167,15 @@ func freePort(t *testing.T) int {
 	return 0
 }
 
-func startProcessBroker(t *testing.T) *processBroker {
+func startProcessBroker(t *testing.T, overrides ...string) *processBroker {
 	t.Helper()
 	tmp := t.TempDir()
 	b := &processBroker{
-		bin:  silkwormBinary(t),
-		dir:  filepath.Join(tmp, "data"),
-		addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t))),
-		log:  filepath.Join(tmp, "broker.log"),
+		bin:       silkwormBinary(t),
+		dir:       filepath.Join(tmp, "data"),
+		addr:      net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t))),
+		log:       filepath.Join(tmp, "broker.log"),
+		overrides: overrides,
 	}
 	t.Cleanup(func() {
 		b.kill(t)
@@ -202,10 +207,14 @@ func (b *processBroker) start(t *testing.T) {
 		t.Fatalf("open broker log: %v", err)
 	}
 	fmt.Fprintf(logf, "==== start %s\n", time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(b.bin, "server",
-		"--override", "listeners=PLAINTEXT://"+b.addr,
-		"--override", "log.dirs="+b.dir,
-	)
+	args := []string{"server",
+		"--override", "listeners=PLAINTEXT://" + b.addr,
+		"--override", "log.dirs=" + b.dir,
+	}
+	for _, o := range b.overrides {
+		args = append(args, "--override", o)
+	}
+	cmd := exec.Command(b.bin, args...)
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {

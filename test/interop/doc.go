@@ -13,6 +13,22 @@
 // that nothing is missing or doubled; then kill -9 the broker, restart it and
 // check that a second full read returns exactly the same records.
 //
+// Consumer groups (groups_test.go, members_test.go), per client: kcat -G
+// (range and cooperative-sticky), kafka-python and kafkajs members run as
+// child processes that report their assignment and records as lines. Three
+// members of a 6-partition topic get two partitions each, six get one, a
+// seventh leaves one member idle (the newcomer under a sticky assignor) and
+// it consumes nothing; a SIGKILLed member's partition moves to the others
+// and the union of what was consumed covers every record produced. New
+// groups start at the log start (earliest), at the end (latest) or fail
+// (none; kafkajs has no none). Offsets committed by a member survive a
+// kill -9 of the broker and a new member resumes exactly after them.
+// franz-go groups are covered in-process by internal/broker/group_test.go.
+//
+// Compaction (compaction_test.go): each client produces rounds of values
+// for the same keys to a cleanup.policy=compact topic with small segments;
+// once the cleaner has run, a full read holds only the last value per key.
+//
 // Environment:
 //
 //	SILKWORM_TEST_BOOTSTRAP=host:port  use an already running broker; the

@@ -9,6 +9,17 @@
 //            (kafkajs has no groupless consumer), and prints one JSON line
 //            per record: {"partition","offset","key","value","headers",
 //            "timestamp","timestamp_type"}.
+//   group:   joins consumer group --group on --topic (kafkajs's default
+//            round-robin assigner, session timeout --session-timeout-ms)
+//            and prints one JSON line per event:
+//              {"event":"assigned","partitions":[...]}  after each join
+//              {"event":"revoked"}                      when a rebalance begins
+//              {"event":"record","partition","offset","key","value"}
+//            Each record is printed before its offset is resolved and
+//            committed (after every batch). --offset-reset earliest|latest
+//            (kafkajs has no "none": it is refused). With --max-records N it
+//            commits exactly the first N records printed and exits;
+//            otherwise it runs until SIGTERM, then leaves the group.
 //
 // Example against a running broker (after `npm ci` in this directory):
 //   echo '{"key":"k-1","value":"v-1","headers":[]}' |
@@ -19,18 +30,29 @@
 const { Kafka, Partitioners, logLevel } = require('kafkajs');
 
 function parseArgs(argv) {
-  const args = { mode: argv[0], timeout: 120 };
+  const usage = 'usage: interop_client.js produce|consume|group --bootstrap host:port --topic t [--timeout seconds]'
+    + ' [--group g --offset-reset earliest|latest --session-timeout-ms ms --max-records n]';
+  const args = {
+    mode: argv[0], timeout: 120, 'offset-reset': 'earliest', 'session-timeout-ms': 6000, 'max-records': 0,
+  };
+  const names = ['bootstrap', 'topic', 'timeout', 'group', 'offset-reset', 'session-timeout-ms', 'max-records'];
   for (let i = 1; i < argv.length; i += 2) {
     const name = argv[i].replace(/^--/, '');
-    if (!['bootstrap', 'topic', 'timeout'].includes(name) || i + 1 >= argv.length) {
-      throw new Error(`usage: interop_client.js produce|consume --bootstrap host:port --topic t [--timeout seconds]; bad argument ${argv[i]}`);
+    if (!names.includes(name) || i + 1 >= argv.length) {
+      throw new Error(`${usage}; bad argument ${argv[i]}`);
     }
     args[name] = argv[i + 1];
   }
-  if (!['produce', 'consume'].includes(args.mode) || !args.bootstrap || !args.topic) {
-    throw new Error('usage: interop_client.js produce|consume --bootstrap host:port --topic t [--timeout seconds]');
+  if (!['produce', 'consume', 'group'].includes(args.mode) || !args.bootstrap || !args.topic
+    || (args.mode === 'group' && !args.group)) {
+    throw new Error(usage);
+  }
+  if (!['earliest', 'latest'].includes(args['offset-reset'])) {
+    throw new Error(`--offset-reset ${args['offset-reset']}: kafkajs only has earliest (fromBeginning: true) and latest`);
   }
   args.timeout = Number(args.timeout);
+  args['session-timeout-ms'] = Number(args['session-timeout-ms']);
+  args['max-records'] = Number(args['max-records']);
   return args;
 }
 
@@ -126,6 +148,62 @@ async function consume(kafka, args) {
   process.stderr.write(`consumed ${lines.length} records\n`);
 }
 
+// emit writes one event line; writes to a pipe are synchronous in Node on
+// Linux, so a line is out before the offset after it is committed.
+function emit(event) {
+  process.stdout.write(JSON.stringify(event) + '\n');
+}
+
+async function group(kafka, args) {
+  const sessionTimeout = args['session-timeout-ms'];
+  const maxRecords = args['max-records'];
+  const consumer = kafka.consumer({
+    groupId: args.group,
+    allowAutoTopicCreation: false,
+    sessionTimeout,
+    heartbeatInterval: Math.max(Math.floor(sessionTimeout / 6), 100),
+    rebalanceTimeout: 30000,
+    maxWaitTimeInMs: 500,
+    retry: { restartOnFailure: async () => false },
+  });
+  let resolveDone;
+  let rejectDone;
+  const done = new Promise((resolve, reject) => { resolveDone = resolve; rejectDone = reject; });
+  consumer.on(consumer.events.CRASH, ({ payload }) => rejectDone(payload.error));
+  consumer.on(consumer.events.REBALANCING, () => emit({ event: 'revoked' }));
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    const partitions = [...(payload.memberAssignment[args.topic] || [])].sort((a, b) => a - b);
+    emit({ event: 'assigned', partitions });
+  });
+  process.on('SIGTERM', () => resolveDone());
+  await consumer.connect();
+  await consumer.subscribe({ topics: [args.topic], fromBeginning: args['offset-reset'] === 'earliest' });
+  let printed = 0;
+  await consumer.run({
+    autoCommit: true,
+    eachBatchAutoResolve: false,
+    eachBatch: async ({ batch, resolveOffset, commitOffsetsIfNecessary, isRunning }) => {
+      for (const m of batch.messages) {
+        if ((maxRecords && printed >= maxRecords) || !isRunning()) break;
+        emit({
+          event: 'record',
+          partition: batch.partition,
+          offset: Number(m.offset),
+          key: m.key === null ? null : m.key.toString(),
+          value: m.value === null ? null : m.value.toString(),
+        });
+        printed++;
+        resolveOffset(m.offset);
+      }
+      await commitOffsetsIfNecessary();
+      if (maxRecords && printed >= maxRecords) resolveDone();
+    },
+  });
+  await done;
+  await consumer.disconnect();
+  process.stderr.write(`printed ${printed} records\n`);
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const guard = setTimeout(() => {
@@ -139,6 +217,7 @@ async function main() {
     logCreator: stderrLogger,
   });
   if (args.mode === 'produce') await produce(kafka, args);
+  else if (args.mode === 'group') await group(kafka, args);
   else await consume(kafka, args);
   clearTimeout(guard);
 }

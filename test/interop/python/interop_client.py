@@ -11,6 +11,20 @@ this script with that interpreter.
            offsets seen at startup and prints one JSON line per record:
            {"partition","offset","key","value","headers","timestamp",
             "timestamp_type"}.
+  group:   joins consumer group --group on --topic (subscribe, the
+           default range/roundrobin assignors: kafka-python 2.0.2's sticky
+           one fails to encode its metadata on Python 3.11; session
+           timeout --session-timeout-ms) and prints one
+           JSON line per event, flushed at once:
+             {"event":"assigned","partitions":[...]}  after each rebalance
+             {"event":"revoked"}                      when one begins
+             {"event":"record","partition","offset","key","value"}
+             {"event":"error","error":"..."}          then exit status 3
+           Offsets are committed synchronously after the records of each
+           poll are printed. Where a new group starts is --offset-reset
+           (earliest, latest or none: NoOffsetForPartitionError). With
+           --max-records N it commits exactly the first N records printed
+           and exits; otherwise it runs until SIGTERM, then leaves the group.
 
 Example against a running broker:
   seq 3 | sed 's/.*/{"key":"k-&","value":"v-&","headers":[]}/' |
@@ -20,10 +34,13 @@ Example against a running broker:
 
 import argparse
 import json
+import signal
 import sys
 import time
 
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, OffsetAndMetadata, TopicPartition
+from kafka.consumer.fetcher import NoOffsetForPartitionError
+from kafka.errors import CommitFailedError
 
 
 def client_kwargs(args):
@@ -101,16 +118,88 @@ def consume(args):
     print("consumed %d records" % count, file=sys.stderr)
 
 
+def emit(event):
+    sys.stdout.write(json.dumps(event) + "\n")
+    sys.stdout.flush()
+
+
+class PrintRebalance(ConsumerRebalanceListener):
+    def on_partitions_revoked(self, revoked):
+        emit({"event": "revoked"})
+
+    def on_partitions_assigned(self, assigned):
+        emit({"event": "assigned", "partitions": sorted(tp.partition for tp in assigned)})
+
+
+def group(args):
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    consumer = KafkaConsumer(
+        group_id=args.group,
+        enable_auto_commit=False,
+        auto_offset_reset=args.offset_reset,
+        session_timeout_ms=args.session_timeout_ms,
+        heartbeat_interval_ms=max(args.session_timeout_ms // 6, 100),
+        max_poll_interval_ms=30000,
+        **client_kwargs(args)
+    )
+    consumer.subscribe([args.topic], listener=PrintRebalance())
+    printed = 0
+    last = {}  # TopicPartition -> last printed offset
+    while not stop:
+        try:
+            polled = consumer.poll(timeout_ms=200)
+        except NoOffsetForPartitionError as e:
+            emit({"event": "error", "error": "NoOffsetForPartitionError: %s" % e})
+            consumer.close(autocommit=False)
+            sys.exit(3)
+        for tp, msgs in polled.items():
+            for m in msgs:
+                if args.max_records and printed >= args.max_records:
+                    break
+                emit(
+                    {
+                        "event": "record",
+                        "partition": m.partition,
+                        "offset": m.offset,
+                        "key": None if m.key is None else m.key.decode(),
+                        "value": None if m.value is None else m.value.decode(),
+                    }
+                )
+                printed += 1
+                last[tp] = m.offset
+        if args.max_records and printed >= args.max_records:
+            consumer.commit({tp: OffsetAndMetadata(o + 1, "") for tp, o in last.items()})
+            break
+        if polled:
+            try:
+                consumer.commit()
+            except CommitFailedError as e:
+                # A rebalance took the partitions; their new owner reads the
+                # uncommitted records again.
+                print("commit failed: %s" % e, file=sys.stderr)
+    consumer.close(autocommit=False)
+    print("printed %d records" % printed, file=sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["produce", "consume"])
+    ap.add_argument("mode", choices=["produce", "consume", "group"])
     ap.add_argument("--bootstrap", required=True, help="host:port")
     ap.add_argument("--topic", required=True)
     ap.add_argument("--timeout", type=float, default=120, help="seconds before giving up")
     ap.add_argument("--api-version", default="", help="e.g. 2.5.0; default: ask the broker")
+    ap.add_argument("--group", default="", help="group mode: the group id")
+    ap.add_argument("--offset-reset", default="earliest", choices=["earliest", "latest", "none"])
+    ap.add_argument("--session-timeout-ms", type=int, default=6000)
+    ap.add_argument("--max-records", type=int, default=0, help="group mode: commit this many records and exit")
     args = ap.parse_args()
     if args.mode == "produce":
         produce(args)
+    elif args.mode == "group":
+        if not args.group:
+            ap.error("group mode needs --group")
+        group(args)
     else:
         consume(args)
 

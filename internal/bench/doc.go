@@ -1,0 +1,37 @@
+// Package bench runs the classic Kafka performance study (the "seeds": the
+// hand-run studies of producer and consumer throughput against stored data,
+// partitions, producers, consumers, replicas, record size, compression,
+// retention and broker settings) as one command, `silkworm bench`, and writes
+// its report.
+//
+// # Pieces
+//
+//   - scenario.go: a [Scenario] is data, one YAML file per scenario under
+//     bench/scenarios/. It names the topic layout, broker settings, number of
+//     producers and consumers, record size, acks, compression, record count
+//     or duration, repetitions, the one parameter it sweeps (and optionally a
+//     second "series" parameter drawn as separate lines). [Scenario.Points]
+//     expands it into [Point]s for a [Profile] (quick or full).
+//   - cluster.go: a [Cluster] is where the runs go: an embedded cluster of
+//     `silkworm server` child processes it starts itself (temp data dirs, free
+//     ports, per-scenario server properties, CPU and RSS read from
+//     /proc/<pid>, bytes on disk by walking the data dirs), or a remote
+//     cluster given by --bootstrap-server (bytes on disk from DescribeLogDirs).
+//   - workload.go: producers and consumers, each with its own franz-go client
+//     built by internal/tools/cli, latency in HDR histograms.
+//   - runner.go: a [Runner] creates a topic per run, drives the workload of
+//     the scenario's [Kind], counts records sent, stored (ListOffsets) and
+//     consumed, deletes the topic, repeats, and keeps the finished
+//     [PointResult]s when the context is cancelled (Ctrl-C).
+//   - result.go: [Results] as JSON and CSV, median and spread per metric.
+//   - report.go, chart.go, conclusions.go: the Markdown summary in the seeds'
+//     column layout, a self-contained HTML report with hand-made SVG charts,
+//     and each seed conclusion evaluated against the run's data.
+//   - compare.go: two result files side by side with a ratio per cell.
+//
+// Benchmarks talk to brokers only over the Kafka protocol, so the same
+// scenarios measure Apache Kafka when --bootstrap-server points at it.
+//
+// Nothing here keeps global state. A Runner is used from one goroutine;
+// the progress line it draws runs on a goroutine of its own.
+package bench
