@@ -15,6 +15,7 @@ import (
 	"github.com/silkworm/silkworm/internal/group"
 	"github.com/silkworm/silkworm/internal/metadata"
 	"github.com/silkworm/silkworm/internal/partition"
+	"github.com/silkworm/silkworm/internal/replication"
 	"github.com/silkworm/silkworm/internal/storage"
 )
 
@@ -33,9 +34,15 @@ type Broker struct {
 	cfg    *config.Broker
 	log    *slog.Logger
 	logs   *storage.Manager
-	meta   *metadata.Local
+	meta   metadata.Store
 	srv    *server
 	nodeID int32
+
+	// cluster is the Raft metadata quorum when controller.quorum.voters is
+	// set (nil on a single node); repl and isr run only then (cluster.go).
+	cluster clusterStore
+	repl    *replication.Manager
+	isr     *isrManager
 
 	mu     sync.RWMutex // guards topics and brokerDyn
 	topics map[string]*topicState
@@ -66,9 +73,27 @@ func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.meta, err = metadata.OpenLocal(cfg.LogDirs[0], self, cfg.ClusterID)
-	if err != nil {
-		return nil, err
+	if isCluster(cfg) {
+		q, err := b.openQuorum()
+		if err != nil {
+			return nil, err
+		}
+		b.meta, b.cluster = q, q
+		// The cluster id comes from the controller; wait until it is known.
+		deadline := time.Now().Add(2 * time.Minute)
+		for q.Image().ClusterID == "" {
+			if time.Now().After(deadline) {
+				q.Close()
+				return nil, errors.New("metadata quorum: no controller elected within 2 minutes; are the other controller.quorum.voters running?")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		b.repl = replication.NewManager(replicationConfig(cfg, b))
+	} else {
+		b.meta, err = metadata.OpenLocal(cfg.LogDirs[0], self, cfg.ClusterID)
+		if err != nil {
+			return nil, err
+		}
 	}
 	im := b.meta.Image()
 	b.brokerDyn = im.BrokerConfigs
@@ -105,15 +130,15 @@ func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
 		b.logs.Close()
 		return nil, err
 	}
+	if b.cluster != nil {
+		b.startISRManager(b.cluster)
+	}
 	return b, nil
 }
 
 // selfRegistration is this broker's advertised endpoint.
 func (b *Broker) selfRegistration() (metadata.Broker, error) {
-	l := b.cfg.AdvertisedListeners
-	if len(l) == 0 {
-		l = b.cfg.Listeners
-	}
+	l := b.cfg.BrokerAdvertisedListeners()
 	if len(l) == 0 {
 		return metadata.Broker{}, errors.New("no listener configured")
 	}
@@ -125,9 +150,14 @@ func (b *Broker) selfRegistration() (metadata.Broker, error) {
 	return reg, nil
 }
 
-// Start listens on the first listener and serves until Close.
+// Start listens on the broker listener (the first that is not a
+// controller listener), registers the broker, and serves until Close.
 func (b *Broker) Start() error {
-	l := b.cfg.Listeners[0]
+	li, err := clientListener(b.cfg)
+	if err != nil {
+		return err
+	}
+	l := b.cfg.Listeners[li]
 	ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
 	if err != nil {
 		return fmt.Errorf("listen %s:%d: %w", l.Host, l.Port, err)
@@ -135,14 +165,18 @@ func (b *Broker) Start() error {
 	// With port 0 the advertised port is the one the kernel chose.
 	if l.Port == 0 {
 		port := ln.Addr().(*net.TCPAddr).Port
-		b.cfg.Listeners[0].Port = port
-		if len(b.cfg.AdvertisedListeners) > 0 && b.cfg.AdvertisedListeners[0].Port == 0 {
-			b.cfg.AdvertisedListeners[0].Port = port
+		b.cfg.Listeners[li].Port = port
+		for i := range b.cfg.AdvertisedListeners {
+			if b.cfg.AdvertisedListeners[i].Name == l.Name && b.cfg.AdvertisedListeners[i].Port == 0 {
+				b.cfg.AdvertisedListeners[i].Port = port
+			}
 		}
+	}
+	if l.Port == 0 || b.cluster != nil {
 		self, _ := b.selfRegistration()
 		if err := b.meta.SetSelf(self); err != nil {
 			ln.Close()
-			return err
+			return fmt.Errorf("register broker: %w", err)
 		}
 	}
 	b.srv = newServer(b, ln)
@@ -162,12 +196,40 @@ func (b *Broker) Addr() string {
 
 // Close stops serving, waits for handlers in flight, and closes the logs
 // cleanly so that the next start needs no recovery.
+//
+// In a cluster it first asks the controller to move leadership away
+// (controlled shutdown), so producers and consumers fail over before the
+// broker stops answering.
 func (b *Broker) Close() error {
+	if _, ok := b.controller(); ok && b.srv != nil {
+		// Bounded like Kafka's controlled.shutdown retries: without a
+		// reachable controller the broker stops anyway.
+		done := make(chan error, 1)
+		go func() { done <- b.cluster.ControlledShutdown(b.nodeID) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				b.log.Warn("controlled shutdown", "err", err)
+			}
+		case <-time.After(controlledShutdownTimeout):
+			b.log.Warn("controlled shutdown: no answer from the controller; stopping anyway")
+		}
+	}
 	if b.srv != nil {
 		b.srv.close()
 	}
+	if b.isr != nil {
+		b.isr.close()
+	}
+	if b.repl != nil {
+		b.repl.Close()
+	}
 	b.stopGroups()
-	return b.logs.Close()
+	err := b.logs.Close()
+	if b.cluster != nil {
+		err = errors.Join(err, b.cluster.Close())
+	}
+	return err
 }
 
 // storageConfigFor returns the storage config of topic for the manager.
@@ -238,15 +300,45 @@ func (b *Broker) applyImage(im *metadata.Image) error {
 		b.topics[name] = ts
 		scfg := storageConfig(tc)
 		for _, p := range ts.partitions {
-			p.Log.SetConfig(scfg)
-		}
-		for _, pa := range t.Partitions[len(ts.partitions):] {
-			l, err := b.logs.GetOrCreate(name, pa.Partition, t.ID, scfg)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("open log %s-%d: %w", name, pa.Partition, err))
-				break
+			if p != nil {
+				p.Log.SetConfig(scfg)
 			}
-			ts.partitions = append(ts.partitions, partition.New(name, pa.Partition, t.ID, l, b.nodeID, pa.LeaderEpoch))
+		}
+		for i, pa := range t.Partitions {
+			var p *partition.Partition
+			if i < len(ts.partitions) {
+				p = ts.partitions[i]
+			} else {
+				ts.partitions = append(ts.partitions, nil)
+			}
+			if !slices.Contains(pa.Replicas, b.nodeID) {
+				if p != nil { // reassigned away from this broker
+					if b.repl != nil {
+						b.repl.Unfollow(p)
+					}
+					if err := b.logs.Delete(name, pa.Partition); err != nil {
+						errs = append(errs, err)
+					}
+					ts.partitions[i] = nil
+				}
+				continue
+			}
+			if p == nil {
+				l, err := b.logs.GetOrCreate(name, pa.Partition, t.ID, scfg)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("open log %s-%d: %w", name, pa.Partition, err))
+					continue
+				}
+				if b.cluster == nil {
+					p = partition.New(name, pa.Partition, t.ID, l, b.nodeID, pa.LeaderEpoch)
+				} else {
+					p = partition.NewReplica(name, pa.Partition, t.ID, l, b.nodeID)
+				}
+				ts.partitions[i] = p
+			}
+			if b.cluster != nil {
+				b.applyRole(im, p, pa)
+			}
 		}
 	}
 	for name, ts := range b.topics {
@@ -258,7 +350,8 @@ func (b *Broker) applyImage(im *metadata.Image) error {
 	// broker was down.
 	for _, l := range b.logs.Logs() {
 		ts := b.topics[l.Topic()]
-		if ts == nil || int(l.Partition()) >= len(ts.partitions) || ts.partitions[l.Partition()].Log != l {
+		if ts == nil || int(l.Partition()) >= len(ts.partitions) || ts.partitions[l.Partition()] == nil ||
+			ts.partitions[l.Partition()].Log != l {
 			if err := b.logs.Delete(l.Topic(), l.Partition()); err != nil {
 				errs = append(errs, err)
 			}
@@ -270,6 +363,12 @@ func (b *Broker) applyImage(im *metadata.Image) error {
 func (b *Broker) deleteTopicLocked(ts *topicState) {
 	delete(b.topics, ts.name)
 	for _, p := range ts.partitions {
+		if p == nil {
+			continue
+		}
+		if b.repl != nil {
+			b.repl.Unfollow(p)
+		}
 		if err := b.logs.Delete(ts.name, p.Index); err != nil {
 			b.log.Error("delete log", "partition", p.String(), "err", err)
 		}
@@ -305,9 +404,11 @@ func (b *Broker) partition(topic string, index int32) (*topicState, *partition.P
 }
 
 // requestISRExpand asks the controller to add a caught-up follower to the
-// ISR. On a single node there are no followers, so it is never called.
+// ISR (a no-op on a single node, which has no followers).
 func (b *Broker) requestISRExpand(p *partition.Partition, replica int32) {
-	b.log.Debug("follower caught up; ISR expansion wanted", "partition", p.String(), "replica", replica)
+	if b.isr != nil {
+		b.isr.expand(p, replica)
+	}
 }
 
 // intConfig reads an integer broker key that has no typed field yet; the
@@ -329,4 +430,16 @@ func boolConfig(cfg *config.Broker, key string, def bool) bool {
 		}
 	}
 	return def
+}
+
+// controlledShutdownTimeout bounds how long Close waits for the
+// controller to move leadership away.
+const controlledShutdownTimeout = 5 * time.Second
+
+// controller returns the active controller's id when one is known.
+func (b *Broker) controller() (int32, bool) {
+	if b.cluster == nil {
+		return -1, false
+	}
+	return b.cluster.Leader()
 }

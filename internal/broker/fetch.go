@@ -85,7 +85,7 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 			continue
 		}
 		for _, rp := range rt.Partitions {
-			if rp.Partition >= 0 && int(rp.Partition) < len(ts.partitions) {
+			if rp.Partition >= 0 && int(rp.Partition) < len(ts.partitions) && ts.partitions[rp.Partition] != nil {
 				p := ts.partitions[rp.Partition]
 				p.Watch(wake)
 				watched = append(watched, p)
@@ -149,6 +149,8 @@ func (b *Broker) readFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 				fp.errorCode = kerr.UnknownTopicID.Code
 			case ts == nil || rp.Partition < 0 || int(rp.Partition) >= len(ts.partitions):
 				fp.errorCode = kerr.UnknownTopicOrPartition.Code
+			case ts.partitions[rp.Partition] == nil:
+				fp.errorCode = kerr.NotLeaderForPartition.Code
 			default:
 				p := ts.partitions[rp.Partition]
 				epoch := p.LeaderEpoch()

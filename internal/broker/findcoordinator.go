@@ -47,19 +47,21 @@ func (b *Broker) findCoordinator(key string, keyType int8) kmsg.FindCoordinatorR
 	default:
 		return fail(kerr.InvalidRequest.Code, "unknown coordinator type")
 	}
-	ts, err := b.ensureOffsetsTopic()
-	if err != nil {
+	if _, err := b.ensureOffsetsTopic(); err != nil {
 		b.log.Warn("find coordinator", "err", err)
 		return fail(kerr.CoordinatorNotAvailable.Code, err.Error())
 	}
+	// The coordinator is whichever broker leads the group's partition.
 	p := b.groups.PartitionFor(key)
-	if int(p) >= len(ts.partitions) || !ts.partitions[p].IsLeader() {
-		return fail(kerr.NotCoordinator.Code, "")
+	im := b.meta.Image()
+	t := im.Topics[offsetsTopic]
+	if t == nil || int(p) >= len(t.Partitions) || t.Partitions[p].Leader < 0 {
+		return fail(kerr.CoordinatorNotAvailable.Code, "")
 	}
-	self, err := b.selfRegistration()
-	if err != nil {
-		return fail(kerr.CoordinatorNotAvailable.Code, err.Error())
+	leader := im.BrokerByID(t.Partitions[p].Leader)
+	if leader == nil {
+		return fail(kerr.CoordinatorNotAvailable.Code, "")
 	}
-	c.NodeID, c.Host, c.Port = self.NodeID, self.Host, self.Port
+	c.NodeID, c.Host, c.Port = leader.NodeID, leader.Host, leader.Port
 	return c
 }

@@ -55,6 +55,9 @@ func (b *Broker) startGroups() error {
 	b.groups = gc
 	if ts := b.topic(offsetsTopic); ts != nil {
 		for _, p := range ts.partitions {
+			if !p.IsLeader() {
+				continue
+			}
 			if err := gc.LoadPartition(p.Index, offsetsLog{p}); err != nil {
 				gc.Close()
 				return err
@@ -107,7 +110,7 @@ func (h groupHost) OffsetsLog(p int32) (group.Log, error) {
 	}
 	part := ts.partitions[p]
 	if !part.IsLeader() {
-		return nil, fmt.Errorf("%s: %w", part, partition.ErrNotLeader)
+		return nil, fmt.Errorf("%s-%d: %w", offsetsTopic, p, partition.ErrNotLeader)
 	}
 	return offsetsLog{part}, nil
 }

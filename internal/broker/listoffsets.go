@@ -36,6 +36,11 @@ func handleListOffsets(b *Broker, r *request) {
 				continue
 			}
 			p := ts.partitions[rp.Partition]
+			if !p.IsLeader() {
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			epoch := p.LeaderEpoch()
 			sp.LeaderEpoch = epoch
 			switch {

@@ -25,6 +25,9 @@ func handleMetadata(b *Broker, r *request) {
 	im := b.meta.Image()
 
 	for _, br := range im.Brokers {
+		if br.Fenced {
+			continue
+		}
 		resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{
 			NodeID: br.NodeID, Host: br.Host, Port: br.Port, Rack: br.Rack,
 		})
@@ -36,7 +39,7 @@ func handleMetadata(b *Broker, r *request) {
 	all := req.Topics == nil || (r.hdr.APIVersion == 0 && len(req.Topics) == 0)
 	if all {
 		for _, name := range im.SortedTopics() {
-			resp.Topics = append(resp.Topics, metadataTopic(im.Topics[name]))
+			resp.Topics = append(resp.Topics, metadataTopic(im, im.Topics[name]))
 		}
 		r.respond(resp)
 		return
@@ -82,12 +85,12 @@ func handleMetadata(b *Broker, r *request) {
 				continue
 			}
 		}
-		resp.Topics = append(resp.Topics, metadataTopic(t))
+		resp.Topics = append(resp.Topics, metadataTopic(im, t))
 	}
 	r.respond(resp)
 }
 
-func metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
+func metadataTopic(im *metadata.Image, t *metadata.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
@@ -101,6 +104,14 @@ func metadataTopic(t *metadata.Topic) kmsg.MetadataResponseTopic {
 		mp.Replicas = p.Replicas
 		mp.ISR = p.ISR
 		mp.OfflineReplicas = []int32{}
+		for _, r := range p.Replicas {
+			if br := im.BrokerByID(r); br == nil || br.Fenced {
+				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
+			}
+		}
+		if p.Leader < 0 {
+			mp.ErrorCode = kerr.LeaderNotAvailable.Code
+		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt

@@ -42,6 +42,11 @@ func handleOffsetForLeaderEpoch(b *Broker, r *request) {
 				continue
 			}
 			p := ts.partitions[rp.Partition]
+			if p == nil {
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			epoch := p.LeaderEpoch()
 			current := int32(-1)
 			if r.hdr.APIVersion >= 2 {

@@ -94,6 +94,9 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 		return fail(kerr.UnknownTopicOrPartition.Code, "")
 	}
 	p := ts.partitions[rp.Partition]
+	if p == nil {
+		return fail(kerr.NotLeaderForPartition.Code, "")
+	}
 	batch := rp.Records
 	if code, msg := checkOneBatch(batch); code != 0 {
 		return fail(code, msg)

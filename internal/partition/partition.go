@@ -148,8 +148,12 @@ func (p *Partition) Leader() int32 {
 	return p.leader
 }
 
-// IsLeader reports whether this replica leads the partition.
+// IsLeader reports whether this replica leads the partition; false for a
+// nil partition (no local replica).
 func (p *Partition) IsLeader() bool {
+	if p == nil {
+		return false
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.leader == p.NodeID && p.leader >= 0
@@ -215,7 +219,11 @@ func (p *Partition) AppendAsLeader(batch []byte, minISR int) (storage.AppendResu
 		return res, err
 	}
 	p.mu.Lock()
-	p.maybeAdvanceHighWatermarkLocked()
+	if !p.maybeAdvanceHighWatermarkLocked() {
+		// The log end moved even if the high watermark did not: followers
+		// parked in a long-poll fetch must see the new data now.
+		p.wakeLocked()
+	}
 	p.mu.Unlock()
 	return res, nil
 }
@@ -229,10 +237,10 @@ func (p *Partition) ISRSize() int {
 
 // maybeAdvanceHighWatermarkLocked sets the high watermark to the smallest
 // log end offset of the ISR (the leader's own included) when that is
-// larger, and wakes waiters.
-func (p *Partition) maybeAdvanceHighWatermarkLocked() {
+// larger, and wakes waiters. It reports whether the high watermark moved.
+func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 	if p.leader != p.NodeID || p.leader < 0 {
-		return
+		return false
 	}
 	end := p.Log.EndPosition()
 	hw := end.Offset
@@ -248,21 +256,27 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() {
 		hw = min(hw, f.leo)
 	}
 	if hw <= p.hw.Offset {
-		return
+		return false
 	}
 	pos := end
 	if hw != end.Offset {
 		var err error
 		if pos, err = p.Log.PositionOf(hw); err != nil {
-			return
+			return false
 		}
 	}
 	p.setHighWatermarkLocked(pos)
+	return true
 }
 
 func (p *Partition) setHighWatermarkLocked(pos storage.Position) {
 	p.hw = pos
 	p.Log.SetHighWatermark(pos.Offset)
+	p.wakeLocked()
+}
+
+// wakeLocked signals every waiter without blocking.
+func (p *Partition) wakeLocked() {
 	for w := range p.waiters {
 		select {
 		case w <- struct{}{}:

@@ -241,7 +241,7 @@ func (f *fetcher) run() {
 		}
 		if err := f.fetch(ready); err != nil {
 			if f.ctx.Err() == nil {
-				f.m.log.Debug("replica fetch", "leader", f.key.leader, "err", err)
+				f.m.log.Warn("replica fetch", "leader", f.key.leader, "err", err)
 				f.backoff()
 			}
 		}
@@ -333,9 +333,12 @@ func (f *fetcher) truncate(st *fetchState) error {
 // fetch sends one Fetch as a replica and appends what comes back.
 func (f *fetcher) fetch(parts []*fetchState) error {
 	cfg := f.m.cfg
+	// franz-go sends the highest version both sides know, so the request
+	// carries both topic names (v12-) and ids (v13+), and the replica id in
+	// both places (v15+ moved it into ReplicaState).
 	req := kmsg.NewPtrFetchRequest()
-	req.SetVersion(12)
 	req.ReplicaID = cfg.NodeID
+	req.ReplicaState.ID = cfg.NodeID
 	req.MaxWaitMillis = int32(cfg.FetchWaitMax / time.Millisecond)
 	req.MinBytes = cfg.FetchMinBytes
 	req.MaxBytes = cfg.FetchResponseMax
@@ -348,6 +351,7 @@ func (f *fetcher) fetch(parts []*fetchState) error {
 			byTopic[st.p.Topic] = i
 			rt := kmsg.NewFetchRequestTopic()
 			rt.Topic = st.p.Topic
+			rt.TopicID = st.p.TopicID
 			req.Topics = append(req.Topics, rt)
 		}
 		rp := kmsg.NewFetchRequestTopicPartition()
@@ -358,7 +362,9 @@ func (f *fetcher) fetch(parts []*fetchState) error {
 		rp.PartitionMaxBytes = cfg.FetchMaxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
-	kresp, err := f.cl.Broker(int(f.key.leader)).Request(f.ctx, req)
+	ctx, cancel := context.WithTimeout(f.ctx, f.m.cfg.SocketTimeout+f.m.cfg.FetchWaitMax)
+	defer cancel()
+	kresp, err := f.cl.Broker(int(f.key.leader)).Request(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -366,17 +372,24 @@ func (f *fetcher) fetch(parts []*fetchState) error {
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 		return err
 	}
-	find := map[string]map[int32]*fetchState{}
+	type key struct {
+		id    [16]byte
+		index int32
+	}
+	find := map[key]*fetchState{}
+	names := map[string][16]byte{}
 	for _, st := range parts {
-		if find[st.p.Topic] == nil {
-			find[st.p.Topic] = map[int32]*fetchState{}
-		}
-		find[st.p.Topic][st.p.Index] = st
+		find[key{st.p.TopicID, st.p.Index}] = st
+		names[st.p.Topic] = st.p.TopicID
 	}
 	var backoff bool
 	for _, rt := range resp.Topics {
+		id := rt.TopicID
+		if id == ([16]byte{}) {
+			id = names[rt.Topic]
+		}
 		for _, rp := range rt.Partitions {
-			st := find[rt.Topic][rp.Partition]
+			st := find[key{id, rp.Partition}]
 			if st == nil || !f.still(st) {
 				continue
 			}

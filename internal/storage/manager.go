@@ -135,6 +135,9 @@ func (m *Manager) loadDir(d *logDir) error {
 			m.removeAsync(full)
 			continue
 		}
+		if name == "__cluster_metadata-0" {
+			continue // the Raft metadata log, not a partition (internal/metadata)
+		}
 		tp, ok := parsePartitionDir(name)
 		if !ok || strings.Contains(name[strings.LastIndexByte(name, '-'):], ".") {
 			continue

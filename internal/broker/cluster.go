@@ -1,0 +1,247 @@
+package broker
+
+// Cluster wiring: which metadata store a broker uses (the single-node
+// Local store, or the Raft quorum when controller.quorum.voters is set),
+// this replica's role for each partition (leader or follower, from the
+// metadata image), the replica fetchers, and the leader's ISR maintenance
+// (shrink after replica.lag.time.max.ms, expand when a follower catches
+// up), sent to the controller as AlterPartition requests.
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/metadata"
+	"github.com/silkworm/silkworm/internal/partition"
+	"github.com/silkworm/silkworm/internal/replication"
+)
+
+// clusterStore is what a multi-broker metadata store offers beyond Store.
+type clusterStore interface {
+	AlterPartition(topic string, partition, leaderID, leaderEpoch, partitionEpoch int32, newISR []int32) (metadata.Partition, error)
+	ControlledShutdown(nodeID int32) error
+	Leader() (int32, bool)
+	Close() error
+}
+
+// metadataDirName is where the Raft metadata log lives in the first log
+// dir, Kafka's name for it; the storage manager skips it.
+const metadataDirName = "__cluster_metadata-0"
+
+// isCluster reports whether this broker runs with a controller quorum.
+func isCluster(cfg *config.Broker) bool { return len(cfg.ControllerQuorumVoters) > 0 }
+
+// clientListener is the first listener that is not a controller listener.
+func clientListener(cfg *config.Broker) (int, error) {
+	for i, l := range cfg.Listeners {
+		if !slices.Contains(cfg.ControllerListenerNames, l.Name) {
+			return i, nil
+		}
+	}
+	return 0, errors.New("no broker listener configured (every listener is a controller listener)")
+}
+
+// openQuorum opens the Raft metadata store for this node.
+func (b *Broker) openQuorum() (*metadata.Quorum, error) {
+	cfg := b.cfg
+	qc := metadata.DefaultQuorumConfig()
+	qc.NodeID = cfg.NodeID
+	qc.Voters = map[int32]string{}
+	for _, v := range cfg.ControllerQuorumVoters {
+		qc.Voters[v.ID] = net.JoinHostPort(v.Host, strconv.Itoa(v.Port))
+	}
+	qc.Dir = filepath.Join(cfg.LogDirs[0], metadataDirName)
+	if d, ok := cfg.Value("metadata.log.dir"); ok && d != "" {
+		qc.Dir = d
+	}
+	qc.IsController = len(cfg.ProcessRoles) == 0 || slices.Contains(cfg.ProcessRoles, "controller")
+	for _, l := range cfg.Listeners {
+		if len(cfg.ControllerListenerNames) > 0 && l.Name == cfg.ControllerListenerNames[0] {
+			qc.Bind = net.JoinHostPort(l.Host, strconv.Itoa(l.Port))
+		}
+	}
+	if qc.Bind == "" {
+		if addr, ok := qc.Voters[cfg.NodeID]; ok {
+			qc.Bind = addr
+		} else {
+			return nil, errors.New("no controller listener: set controller.listener.names and a matching listener")
+		}
+	}
+	qc.BrokerSessionTimeout = time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond
+	qc.HeartbeatInterval = time.Duration(cfg.BrokerHeartbeatIntervalMs) * time.Millisecond
+	qc.ClusterID = cfg.ClusterID
+	qc.Logger = b.log.With("component", "metadata")
+	q, err := metadata.OpenQuorum(qc)
+	if err != nil {
+		return nil, fmt.Errorf("metadata quorum: %w", err)
+	}
+	return q, nil
+}
+
+// replicationConfig maps the replica.* settings.
+func replicationConfig(cfg *config.Broker, b *Broker) replication.Config {
+	rc := replication.DefaultConfig(cfg.NodeID)
+	rc.NumFetchers = cfg.NumReplicaFetchers
+	rc.FetchMaxBytes = int32(cfg.ReplicaFetchMaxBytes)
+	rc.FetchResponseMax = int32(cfg.ReplicaFetchResponseMaxBytes)
+	rc.FetchMinBytes = int32(cfg.ReplicaFetchMinBytes)
+	rc.FetchWaitMax = time.Duration(cfg.ReplicaFetchWaitMaxMs) * time.Millisecond
+	rc.FetchBackoff = time.Duration(cfg.ReplicaFetchBackoffMs) * time.Millisecond
+	rc.SocketTimeout = time.Duration(cfg.ReplicaSocketTimeoutMs) * time.Millisecond
+	rc.ReceiveBuffer = int(intConfig(cfg, "replica.socket.receive.buffer.bytes", 65536))
+	rc.Logger = b.log.With("component", "replica-fetcher")
+	return rc
+}
+
+// applyRole makes local replica p match its assignment pa. Called from
+// applyImage under b.mu and the store's lock: it must not call the store.
+func (b *Broker) applyRole(im *metadata.Image, p *partition.Partition, pa metadata.Partition) {
+	if pa.Leader == b.nodeID {
+		if !p.IsLeader() || p.LeaderEpoch() != pa.LeaderEpoch {
+			if b.repl != nil {
+				b.repl.Unfollow(p)
+			}
+			p.MakeLeader(b.nodeID, pa.LeaderEpoch, pa.PartitionEpoch, pa.Replicas, pa.ISR, time.Now())
+			if p.Topic == offsetsTopic && b.groups != nil {
+				b.loadOffsetsPartition(p)
+			}
+		} else if p.PartitionEpoch() != pa.PartitionEpoch {
+			p.SetISR(pa.ISR, pa.PartitionEpoch)
+		}
+		return
+	}
+	changed := p.IsLeader() || p.LeaderEpoch() != pa.LeaderEpoch || p.Leader() != pa.Leader
+	p.MakeFollower(b.nodeID, pa.Leader, pa.LeaderEpoch, pa.PartitionEpoch, pa.Replicas, pa.ISR)
+	if b.repl == nil || !changed {
+		return
+	}
+	if pa.Leader < 0 {
+		b.repl.Unfollow(p)
+		return
+	}
+	lb := im.BrokerByID(pa.Leader)
+	if lb == nil {
+		b.repl.Unfollow(p)
+		return
+	}
+	addr := net.JoinHostPort(lb.Host, strconv.Itoa(int(lb.Port)))
+	b.log.Debug("following leader", "partition", p.String(), "leader", pa.Leader, "addr", addr, "epoch", pa.LeaderEpoch)
+	b.repl.Follow(p, replication.Endpoint{NodeID: pa.Leader, Addr: addr}, pa.LeaderEpoch)
+}
+
+// loadOffsetsPartition loads a __consumer_offsets partition this broker
+// just became leader of, off the metadata goroutine.
+func (b *Broker) loadOffsetsPartition(p *partition.Partition) {
+	go func() {
+		if err := b.groups.LoadPartition(p.Index, offsetsLog{p}); err != nil {
+			b.log.Error("load group coordinator partition", "partition", p.String(), "err", err)
+		}
+	}()
+}
+
+// isrManager sends the leader's ISR changes to the controller.
+type isrManager struct {
+	b       *Broker
+	cs      clusterStore
+	stop    chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex // guards pending
+	pending map[*partition.Partition]bool
+}
+
+func (b *Broker) startISRManager(cs clusterStore) {
+	m := &isrManager{b: b, cs: cs, stop: make(chan struct{}), done: make(chan struct{}),
+		pending: map[*partition.Partition]bool{}}
+	b.isr = m
+	go m.loop()
+}
+
+func (m *isrManager) close() {
+	close(m.stop)
+	<-m.done
+}
+
+// loop shrinks the ISR of led partitions whose followers lag, every half
+// replica.lag.time.max.ms as Kafka does.
+func (m *isrManager) loop() {
+	defer close(m.done)
+	maxLag := time.Duration(m.b.cfg.ReplicaLagTimeMaxMs) * time.Millisecond
+	t := time.NewTicker(max(maxLag/2, 50*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		for _, p := range m.b.ledPartitions() {
+			lag := p.LaggingFollowers(now, maxLag)
+			if len(lag) == 0 {
+				continue
+			}
+			isr := slices.DeleteFunc(p.ISR(), func(r int32) bool { return slices.Contains(lag, r) })
+			m.alter(p, isr, "shrink")
+		}
+	}
+}
+
+// expand asks for replica to join p's ISR, once at a time per partition.
+func (m *isrManager) expand(p *partition.Partition, replica int32) {
+	m.mu.Lock()
+	if m.pending[p] {
+		m.mu.Unlock()
+		return
+	}
+	m.pending[p] = true
+	m.mu.Unlock()
+	go func() {
+		defer func() {
+			m.mu.Lock()
+			delete(m.pending, p)
+			m.mu.Unlock()
+		}()
+		isr := p.ISR()
+		if slices.Contains(isr, replica) {
+			return
+		}
+		m.alter(p, append(isr, replica), "expand")
+	}()
+}
+
+func (m *isrManager) alter(p *partition.Partition, isr []int32, why string) {
+	if len(isr) == 0 {
+		return
+	}
+	res, err := m.cs.AlterPartition(p.Topic, p.Index, m.b.nodeID, p.LeaderEpoch(), p.PartitionEpoch(), isr)
+	if err != nil {
+		m.b.log.Debug("AlterPartition", "partition", p.String(), "change", why, "isr", isr, "err", err)
+		return
+	}
+	m.b.log.Info("ISR changed", "partition", p.String(), "change", why, "isr", res.ISR, "partition_epoch", res.PartitionEpoch)
+	if p.LeaderEpoch() == res.LeaderEpoch {
+		p.SetISR(res.ISR, res.PartitionEpoch)
+	}
+}
+
+// ledPartitions lists the partitions this broker leads.
+func (b *Broker) ledPartitions() []*partition.Partition {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	var out []*partition.Partition
+	for _, ts := range b.topics {
+		for _, p := range ts.partitions {
+			if p != nil && p.IsLeader() {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
