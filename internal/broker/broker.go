@@ -40,9 +40,10 @@ type Broker struct {
 
 	// cluster is the Raft metadata quorum when controller.quorum.voters is
 	// set (nil on a single node); repl and isr run only then (cluster.go).
-	cluster clusterStore
-	repl    *replication.Manager
-	isr     *isrManager
+	cluster   clusterStore
+	repl      *replication.Manager
+	isr       *isrManager
+	rebalance *rebalancer // auto.leader.rebalance.enable (autorebalance.go)
 
 	mu     sync.RWMutex // guards topics and brokerDyn
 	topics map[string]*topicState
@@ -133,6 +134,7 @@ func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
 	if b.cluster != nil {
 		b.startISRManager(b.cluster)
 	}
+	b.startAutoRebalance()
 	return b, nil
 }
 
@@ -220,6 +222,9 @@ func (b *Broker) Close() error {
 	}
 	if b.isr != nil {
 		b.isr.close()
+	}
+	if b.rebalance != nil {
+		b.rebalance.close()
 	}
 	if b.repl != nil {
 		b.repl.Close()
@@ -316,6 +321,9 @@ func (b *Broker) applyImage(im *metadata.Image) error {
 					if b.repl != nil {
 						b.repl.Unfollow(p)
 					}
+					// No longer leader: acks=all produces waiting on this
+					// replica answer NOT_LEADER_OR_FOLLOWER now.
+					p.MakeFollower(b.nodeID, pa.Leader, pa.LeaderEpoch, pa.PartitionEpoch, pa.Replicas, pa.ISR)
 					if err := b.logs.Delete(name, pa.Partition); err != nil {
 						errs = append(errs, err)
 					}

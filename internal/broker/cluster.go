@@ -112,6 +112,10 @@ func (b *Broker) applyRole(im *metadata.Image, p *partition.Partition, pa metada
 			if p.Topic == offsetsTopic && b.groups != nil {
 				b.loadOffsetsPartition(p)
 			}
+		} else if !slices.Equal(p.Replicas(), pa.Replicas) {
+			// A reassignment changed the replica set: track the new
+			// followers (MakeLeader keeps the state of the others).
+			p.MakeLeader(b.nodeID, pa.LeaderEpoch, pa.PartitionEpoch, pa.Replicas, pa.ISR, time.Now())
 		} else if p.PartitionEpoch() != pa.PartitionEpoch {
 			p.SetISR(pa.ISR, pa.PartitionEpoch)
 		}
@@ -212,23 +216,32 @@ func (m *isrManager) expand(p *partition.Partition, replica int32) {
 		if slices.Contains(isr, replica) {
 			return
 		}
-		m.alter(p, append(isr, replica), "expand")
+		// Count the replica for the high watermark from now on (KIP-497's
+		// maximal ISR): once in the ISR it may be elected, so it must hold
+		// everything committed.
+		p.ExpandISR(replica)
+		if !m.alter(p, append(isr, replica), "expand") {
+			p.CancelExpandISR(replica)
+		}
 	}()
 }
 
-func (m *isrManager) alter(p *partition.Partition, isr []int32, why string) {
+// alter asks the controller for p's ISR to become isr and reports
+// whether it agreed.
+func (m *isrManager) alter(p *partition.Partition, isr []int32, why string) bool {
 	if len(isr) == 0 {
-		return
+		return false
 	}
 	res, err := m.cs.AlterPartition(p.Topic, p.Index, m.b.nodeID, p.LeaderEpoch(), p.PartitionEpoch(), isr)
 	if err != nil {
 		m.b.log.Debug("AlterPartition", "partition", p.String(), "change", why, "isr", isr, "err", err)
-		return
+		return false
 	}
 	m.b.log.Info("ISR changed", "partition", p.String(), "change", why, "isr", res.ISR, "partition_epoch", res.PartitionEpoch)
 	if p.LeaderEpoch() == res.LeaderEpoch {
 		p.SetISR(res.ISR, res.PartitionEpoch)
 	}
+	return true
 }
 
 // ledPartitions lists the partitions this broker leads.

@@ -16,6 +16,11 @@
 // fetch parks on partition waiters and answers when the high watermark
 // moves or max.wait.ms passes), or not at all for acks=0 produce.
 //
+// Cluster operations (electleaders.go, alterpartitionreassignments.go,
+// listpartitionreassignments.go, autorebalance.go) reach the metadata
+// quorum through the clusterOps interface; on a single node localOps
+// answers in its place and changes nothing.
+//
 // Lock order: Broker.mu (topics) before partition locks; the metadata
 // store's lock is held while its subscribers run (applyImage), so code
 // holding Broker.mu never calls into the store.

@@ -48,9 +48,14 @@ type Partition struct {
 	partitionEpoch int32
 	replicas       []int32
 	isr            []int32
-	followers      map[int32]*follower // leader only
-	hw             storage.Position
-	waiters        map[chan struct{}]struct{}
+	// expanding is a replica the leader asked the controller to add to
+	// the ISR; until the answer it counts for the high watermark, as
+	// Kafka's "maximal ISR" (KIP-497), so that nothing is committed that
+	// the replica lacks should it join.
+	expanding []int32
+	followers map[int32]*follower // leader only
+	hw        storage.Position
+	waiters   map[chan struct{}]struct{}
 }
 
 // New wraps log as broker nodeID's leader replica at leaderEpoch, with
@@ -109,6 +114,7 @@ func (p *Partition) MakeLeader(nodeID, epoch, partitionEpoch int32, replicas, is
 	p.leader, p.epoch, p.partitionEpoch = nodeID, epoch, partitionEpoch
 	p.replicas, p.isr = slices.Clone(replicas), slices.Clone(isr)
 	if !wasLeader {
+		p.expanding = nil
 		p.followers = map[int32]*follower{}
 		if eps := p.Log.LeaderEpochs(); len(eps) == 0 || eps[len(eps)-1].Epoch < epoch {
 			_ = p.Log.AssignLeaderEpoch(epoch, p.Log.LogEndOffset())
@@ -132,6 +138,8 @@ func (p *Partition) MakeFollower(nodeID, leader, epoch, partitionEpoch int32, re
 	p.leader, p.epoch, p.partitionEpoch = leader, epoch, partitionEpoch
 	p.replicas, p.isr = slices.Clone(replicas), slices.Clone(isr)
 	p.followers = nil
+	p.expanding = nil
+	p.wakeLocked() // waiters for a high watermark find the replica no longer leads
 }
 
 // LeaderEpoch is the current leader epoch.
@@ -244,16 +252,18 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 	}
 	end := p.Log.EndPosition()
 	hw := end.Offset
-	for _, r := range p.isr {
-		if r == p.NodeID {
-			continue
+	for _, set := range [2][]int32{p.isr, p.expanding} {
+		for _, r := range set {
+			if r == p.NodeID {
+				continue
+			}
+			f := p.followers[r]
+			if f == nil || f.leo < 0 {
+				hw = min(hw, p.hw.Offset)
+				continue
+			}
+			hw = min(hw, f.leo)
 		}
-		f := p.followers[r]
-		if f == nil || f.leo < 0 {
-			hw = min(hw, p.hw.Offset)
-			continue
-		}
-		hw = min(hw, f.leo)
 	}
 	if hw <= p.hw.Offset {
 		return false
@@ -327,10 +337,29 @@ func (p *Partition) LaggingFollowers(now time.Time, maxLag time.Duration) []int3
 	return out
 }
 
+// ExpandISR records that the leader asked for replica to join the ISR:
+// until SetISR or CancelExpandISR it counts for the high watermark.
+func (p *Partition) ExpandISR(replica int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !slices.Contains(p.isr, replica) && !slices.Contains(p.expanding, replica) {
+		p.expanding = append(p.expanding, replica)
+	}
+}
+
+// CancelExpandISR forgets a request of ExpandISR the controller refused.
+func (p *Partition) CancelExpandISR(replica int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.expanding = slices.DeleteFunc(p.expanding, func(r int32) bool { return r == replica })
+	p.maybeAdvanceHighWatermarkLocked()
+}
+
 // SetISR applies an ISR change committed by the controller.
 func (p *Partition) SetISR(isr []int32, partitionEpoch int32) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.expanding = nil
 	p.isr = slices.Clone(isr)
 	p.partitionEpoch = partitionEpoch
 	p.maybeAdvanceHighWatermarkLocked()

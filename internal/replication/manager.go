@@ -128,6 +128,8 @@ func (m *Manager) Close() {
 	m.closed = true
 	fs := m.fetchers
 	m.fetchers = map[fetcherKey]*fetcher{}
+	// Unfollow after Close (an image applied during shutdown) finds nothing.
+	m.assigned = map[*partition.Partition]fetcherKey{}
 	m.mu.Unlock()
 	for _, f := range fs {
 		f.close()

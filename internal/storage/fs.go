@@ -37,7 +37,7 @@ type File interface {
 }
 
 // OSFS is the real file system. Its File values are *os.File, so the network
-// layer can type-assert interface{ Fd() uintptr } and sendfile from them.
+// layer can type-assert syscall.Conn and sendfile from them.
 var OSFS FS = osFS{}
 
 type osFS struct{}

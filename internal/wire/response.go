@@ -14,12 +14,11 @@ import (
 )
 
 // FileSource is what a file region is read from: a segment file. When it
-// also has Fd() the region is sent with sendfile.
+// also implements syscall.Conn (an *os.File does) the region is sent with
+// sendfile.
 type FileSource interface {
 	io.ReaderAt
 }
-
-type fder interface{ Fd() uintptr }
 
 // Chunk is one piece of a response: bytes, or a region of a file.
 type Chunk struct {
@@ -133,11 +132,21 @@ func writeRegion(conn net.Conn, c *Chunk) error {
 	if c.Size == 0 {
 		return nil
 	}
-	if f, ok := c.File.(fder); ok {
+	if f, ok := c.File.(syscall.Conn); ok {
 		if sc, ok := conn.(syscall.Conn); ok {
-			rc, err := sc.SyscallConn()
-			if err == nil {
-				return sendfile(rc, int(f.Fd()), c.Pos, c.Size)
+			src, err1 := f.SyscallConn()
+			dst, err2 := sc.SyscallConn()
+			if err1 == nil && err2 == nil {
+				// Control holds a reference on the file's descriptor for the
+				// whole send, so a concurrent Close (a deleted log) waits for
+				// it instead of letting the number be reused under us.
+				var serr error
+				if err := src.Control(func(fd uintptr) {
+					serr = sendfile(dst, int(fd), c.Pos, c.Size)
+				}); err != nil {
+					return fmt.Errorf("sendfile source: %w", err)
+				}
+				return serr
 			}
 		}
 	}
