@@ -115,9 +115,11 @@ func (h groupHost) OffsetsLog(p int32) (group.Log, error) {
 	return offsetsLog{part}, nil
 }
 
+// PartitionExists reports whether the cluster has the partition, wherever
+// its replicas live (in a cluster, not every broker holds every partition).
 func (h groupHost) PartitionExists(topic string, p int32) bool {
-	_, part := h.b.partition(topic, p)
-	return part != nil
+	ts := h.b.topic(topic)
+	return ts != nil && p >= 0 && int(p) < len(ts.partitions)
 }
 
 // offsetsLog is one __consumer_offsets partition as a group.Log.
