@@ -5,18 +5,24 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/silkworm/silkworm/bench/scenarios"
 	"github.com/silkworm/silkworm/internal/broker"
 	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/tools/cli"
 )
 
 // serverEnv makes the test binary act as `silkworm server`, so the
@@ -89,7 +95,12 @@ func TestQuickProfileTiny(t *testing.T) {
 	opts.Embedded = testEmbedded(t)
 	opts.Verify = true
 	points := 0
-	opts.OnPoint = func(*Results) { points++ }
+	began := time.Now()
+	opts.OnPoint = func(r *Results) {
+		points++
+		p := r.Points[len(r.Points)-1]
+		t.Logf("%v %s %s (%d brokers)", time.Since(began).Round(100*time.Millisecond), p.Scenario, p.Label, p.Brokers)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a guard against a hang
 	defer cancel()
 	res, err := Run(ctx, opts)
@@ -106,25 +117,19 @@ func TestQuickProfileTiny(t *testing.T) {
 			t.Errorf("%s: no results", s.Name)
 			continue
 		}
-		ran := 0
+		// Every shipped scenario fits the embedded cluster, the replica
+		// ones included: none may be skipped.
 		for _, p := range pts {
-			if p.Skipped != "" {
-				if p.Spec.Topic.ReplicationFactor <= MaxEmbeddedBrokers || !strings.Contains(p.Skipped, "needs") {
-					t.Errorf("%s %s: skipped for a wrong reason: %s", s.Name, p.Label, p.Skipped)
-				}
+			if p.Skipped != "" || p.Error != "" || len(p.Runs) == 0 {
+				t.Errorf("%s %s: skipped %q, error %q, %d runs", s.Name, p.Label, p.Skipped, p.Error, len(p.Runs))
 				continue
 			}
-			if p.Error != "" || len(p.Runs) == 0 {
-				t.Errorf("%s %s: error %q, %d runs", s.Name, p.Label, p.Error, len(p.Runs))
-				continue
+			if want := max(p.Spec.Brokers, p.Spec.Topic.ReplicationFactor, 1); p.Brokers != want {
+				t.Errorf("%s %s: ran on %d brokers, want %d", s.Name, p.Label, p.Brokers, want)
 			}
-			ran++
 			for _, run := range p.Runs {
 				checkTotals(t, s, p, run)
 			}
-		}
-		if ran == 0 && s.Topic.ReplicationFactor <= MaxEmbeddedBrokers && s.Sweep.Parameter != "replication_factor" {
-			t.Errorf("%s: no point ran", s.Name)
 		}
 	}
 
@@ -142,7 +147,7 @@ func TestQuickProfileTiny(t *testing.T) {
 		}
 	}
 	md := readFile(t, filepath.Join(dir, FileMarkdown))
-	for _, want := range []string{"## Seed conclusions", "records/sec", "fetch.MB.sec", "fetch.nMsg.sec", "skipped: needs 2 brokers"} {
+	for _, want := range []string{"## Seed conclusions", "records/sec", "fetch.MB.sec", "fetch.nMsg.sec", "| min ISR |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary lacks %q", want)
 		}
@@ -215,6 +220,15 @@ func checkTotals(t *testing.T, s *Scenario, p *PointResult, run Repetition) {
 	}
 	if m[MLogBytes] <= 0 {
 		t.Errorf("%s %s: no log bytes on disk", s.Name, p.Label)
+	}
+	// The topic really has its replicas; with acks=all every one of them
+	// stayed in sync (a write acknowledged by fewer would not be "sync").
+	rf := float64(p.Spec.Topic.ReplicationFactor)
+	if m[MReplicas] != rf {
+		t.Errorf("%s %s: %v replicas, want %v", s.Name, p.Label, m[MReplicas], rf)
+	}
+	if p.Spec.Acks == "all" && m[MISRMin] != rf {
+		t.Errorf("%s %s: acks=all with min ISR %v of %v replicas", s.Name, p.Label, m[MISRMin], rf)
 	}
 }
 
@@ -317,11 +331,128 @@ func TestStat(t *testing.T) {
 	}
 }
 
-func TestMultiBrokerEmbeddedRefused(t *testing.T) {
+func TestTooManyEmbeddedBrokersRefused(t *testing.T) {
 	cfg := testEmbedded(t)
 	cfg.Brokers = MaxEmbeddedBrokers + 1
-	if _, err := StartEmbedded(context.Background(), cfg); !errors.Is(err, ErrMultiBroker) {
-		t.Errorf("StartEmbedded(%d brokers) = %v, want ErrMultiBroker", cfg.Brokers, err)
+	if _, err := StartEmbedded(context.Background(), cfg); !errors.Is(err, ErrTooManyBrokers) {
+		t.Errorf("StartEmbedded(%d brokers) = %v, want ErrTooManyBrokers", cfg.Brokers, err)
+	}
+}
+
+func TestNodeProps(t *testing.T) {
+	ports, ctrl := []int{9001, 9002, 9003}, []int{9101, 9102, 9103}
+	one, err := nodeProps(0, 1, "/d", ports, ctrl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one["listeners"] != "PLAINTEXT://127.0.0.1:9001" || one["node.id"] != "" || one["controller.quorum.voters"] != "" {
+		t.Errorf("single node props: %v", one)
+	}
+	p, err := nodeProps(1, 3, "/d1", ports, ctrl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"node.id":                    "2",
+		"process.roles":              "broker,controller",
+		"listeners":                  "PLAINTEXT://127.0.0.1:9002,CONTROLLER://127.0.0.1:9102",
+		"advertised.listeners":       "PLAINTEXT://127.0.0.1:9002",
+		"controller.listener.names":  "CONTROLLER",
+		"inter.broker.listener.name": "PLAINTEXT",
+		"controller.quorum.voters":   "1@127.0.0.1:9101,2@127.0.0.1:9102,3@127.0.0.1:9103",
+		"log.dirs":                   "/d1",
+	} {
+		if p[k] != want {
+			t.Errorf("node 2 of 3: %s = %q, want %q", k, p[k], want)
+		}
+	}
+	if _, err := nodeProps(0, MaxEmbeddedBrokers+1, "/d", make([]int, 9), make([]int, 9)); !errors.Is(err, ErrTooManyBrokers) {
+		t.Errorf("nodeProps beyond MaxEmbeddedBrokers = %v", err)
+	}
+}
+
+func TestIgnoredSettings(t *testing.T) {
+	// background.threads is a Kafka setting Silkworm's config accepts
+	// without applying (internal/config lists it in Broker.Ignored); the
+	// replication settings the scenarios sweep are applied.
+	got := IgnoredSettings(map[string]string{"background.threads": "4", "num.replica.fetchers": "5",
+		"replica.socket.receive.buffer.bytes": "65536", "replica.fetch.max.bytes": "1048576"})
+	if !slices.Equal(got, []string{"background.threads"}) {
+		t.Errorf("IgnoredSettings = %v", got)
+	}
+	if got := IgnoredSettings(map[string]string{"num.io.threads": "8"}); len(got) != 0 {
+		t.Errorf("IgnoredSettings(num.io.threads) = %v", got)
+	}
+}
+
+// TestEmbeddedCluster starts a 3-broker embedded cluster and checks every
+// broker lists all three and a topic with 3 replicas takes acks=all writes.
+func TestEmbeddedCluster(t *testing.T) {
+	cfg := testEmbedded(t)
+	cfg.Brokers = 3
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a guard against a hang
+	defer cancel()
+	c, err := StartEmbedded(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Brokers() != 3 || strings.Count(c.Bootstrap(), ",") != 2 {
+		t.Fatalf("cluster: %d brokers, bootstrap %q", c.Brokers(), c.Bootstrap())
+	}
+	for _, addr := range strings.Split(c.Bootstrap(), ",") {
+		if err := brokerReady(ctx, addr, 3); err != nil {
+			t.Errorf("%s: %v", addr, err)
+		}
+	}
+	cl, err := cli.NewClient(ctx, cli.Admin, cli.Props{"bootstrap.servers": c.Bootstrap()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(cl)
+	defer adm.Close()
+	if err := createTopic(ctx, cl, "rf3", TopicSpec{Partitions: 2, ReplicationFactor: 3}); err != nil {
+		t.Fatal(err)
+	}
+	pr, err := cli.NewClient(ctx, cli.Producer, cli.Props{"bootstrap.servers": c.Bootstrap(), "acks": "all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	for i := range 20 {
+		if err := pr.ProduceSync(ctx, &kgo.Record{Topic: "rf3", Value: []byte{byte(i)}}).FirstErr(); err != nil {
+			t.Fatalf("produce acks=all: %v", err)
+		}
+	}
+	if n, err := storedRecords(ctx, adm, "rf3"); err != nil || n != 20 {
+		t.Errorf("stored %d records (%v), want 20", n, err)
+	}
+	replicas, isr, err := replicaCounts(ctx, adm, "rf3")
+	if err != nil || replicas != 3 || isr != 3 {
+		t.Errorf("replicas %d, ISR %d (%v), want 3 and 3", replicas, isr, err)
+	}
+	// Each broker holds a replica of each partition on disk.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		lb, err := c.LogBytes(ctx, "rf3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		one := int64(0)
+		for _, d := range c.dataDirs[:1] {
+			for p := range 2 {
+				if fi, err := os.Stat(filepath.Join(d, fmt.Sprintf("rf3-%d", p), "00000000000000000000.log")); err == nil {
+					one += fi.Size()
+				}
+			}
+		}
+		if one > 0 && lb == 3*one {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("log bytes over 3 brokers %d, on broker 0 %d: replicas not all on disk", lb, one)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

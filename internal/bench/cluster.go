@@ -19,7 +19,10 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/silkworm/silkworm/internal/config"
 	"github.com/silkworm/silkworm/internal/tools/cli"
 )
 
@@ -48,22 +51,27 @@ type Usage struct {
 	RSS int64         // resident set size in bytes
 }
 
-// MaxEmbeddedBrokers is the largest embedded cluster StartEmbedded runs.
-//
-// TODO(issue 5): the multi-broker cluster (Raft metadata quorum and
-// replication) is being built. When it lands, raise this and fill in the
-// per-node properties in nodeProps; nothing else in the runner changes:
-// points that need more brokers than this are skipped with "needs N
-// brokers" until then.
-const MaxEmbeddedBrokers = 1
+// MaxEmbeddedBrokers is the largest embedded cluster StartEmbedded runs:
+// the seeds' replica experiments need three brokers. Points that need
+// more are skipped with "needs N brokers".
+const MaxEmbeddedBrokers = 3
 
 // nodeProps are the server properties of node i (0-based) of an n-node
 // embedded cluster whose client ports are ports[0..n) and controller ports
-// are ctrlPorts[0..n).
+// are ctrlPorts[0..n). One node runs as Silkworm's single-node default;
+// more are each broker and Raft controller (KRaft's combined mode), the
+// voters being every node's CONTROLLER listener.
 func nodeProps(i, n int, dataDir string, ports, ctrlPorts []int) (map[string]string, error) {
+	if n < 1 || i < 0 || i >= n || len(ports) < n || len(ctrlPorts) < n {
+		return nil, fmt.Errorf("node %d of %d with %d ports and %d controller ports", i, n, len(ports), len(ctrlPorts))
+	}
+	if n > MaxEmbeddedBrokers {
+		return nil, fmt.Errorf("embedded cluster of %d brokers: %w", n, ErrTooManyBrokers)
+	}
+	client := "PLAINTEXT://127.0.0.1:" + strconv.Itoa(ports[i])
 	p := map[string]string{
 		"log.dirs":  dataDir,
-		"listeners": "PLAINTEXT://127.0.0.1:" + strconv.Itoa(ports[i]),
+		"listeners": client,
 		// The group coordinator's join delay would count as rebalance
 		// time in every consumer run.
 		"group.initial.rebalance.delay.ms": "0",
@@ -71,20 +79,42 @@ func nodeProps(i, n int, dataDir string, ports, ctrlPorts []int) (map[string]str
 	if n == 1 {
 		return p, nil
 	}
-	// TODO(issue 5): a multi-node cluster needs, per node:
-	//   node.id=<i+1>
-	//   process.roles=broker,controller
-	//   listeners=PLAINTEXT://127.0.0.1:<ports[i]>,CONTROLLER://127.0.0.1:<ctrlPorts[i]>
-	//   controller.listener.names=CONTROLLER
-	//   listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-	//   controller.quorum.voters=1@127.0.0.1:<ctrlPorts[0]>,2@...,n@...
-	// Fill them in here and raise MaxEmbeddedBrokers.
-	return nil, fmt.Errorf("embedded cluster of %d brokers: %w", n, ErrMultiBroker)
+	voters := make([]string, n)
+	for j := range n {
+		voters[j] = fmt.Sprintf("%d@127.0.0.1:%d", j+1, ctrlPorts[j])
+	}
+	maps.Copy(p, map[string]string{
+		"node.id":                        strconv.Itoa(i + 1),
+		"process.roles":                  "broker,controller",
+		"listeners":                      client + ",CONTROLLER://127.0.0.1:" + strconv.Itoa(ctrlPorts[i]),
+		"advertised.listeners":           client,
+		"controller.listener.names":      "CONTROLLER",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"inter.broker.listener.name":     "PLAINTEXT",
+		"controller.quorum.voters":       strings.Join(voters, ","),
+	})
+	return p, nil
 }
 
-// ErrMultiBroker is returned when an embedded cluster of more brokers than
-// MaxEmbeddedBrokers is asked for.
-var ErrMultiBroker = errors.New("multi-broker embedded clusters are not available yet (issue 5)")
+// IgnoredSettings are the broker settings among props that Silkworm
+// accepts (Kafka knows them) but does not apply, sorted; the runner notes
+// them so that a flat line in a sweep of one is not read as a finding.
+// Props the config cannot parse are left to the broker to refuse.
+func IgnoredSettings(props map[string]string) []string {
+	var overrides []string
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		overrides = append(overrides, k+"="+props[k])
+	}
+	cfg, err := config.Load("", overrides)
+	if err != nil {
+		return nil
+	}
+	return cfg.Ignored
+}
+
+// ErrTooManyBrokers is returned when an embedded cluster of more brokers
+// than MaxEmbeddedBrokers is asked for.
+var ErrTooManyBrokers = errors.New("more brokers than the embedded cluster runs")
 
 // EmbeddedConfig configures an embedded cluster of `silkworm server` child
 // processes.
@@ -117,7 +147,7 @@ func (c EmbeddedConfig) Validate() error {
 		return fmt.Errorf("embedded cluster: %d brokers", c.Brokers)
 	}
 	if c.Brokers > MaxEmbeddedBrokers {
-		return fmt.Errorf("embedded cluster of %d brokers: %w", c.Brokers, ErrMultiBroker)
+		return fmt.Errorf("embedded cluster of %d brokers (at most %d): %w", c.Brokers, MaxEmbeddedBrokers, ErrTooManyBrokers)
 	}
 	if c.StartTimeout <= 0 {
 		return errors.New("embedded cluster: StartTimeout must be > 0")
@@ -138,8 +168,10 @@ type EmbeddedCluster struct {
 	procs []*exec.Cmd
 }
 
-// StartEmbedded starts the brokers and waits until each answers a Kafka
-// request. On error everything started is stopped again.
+// StartEmbedded starts the brokers, all at once (in a cluster each node's
+// start waits for the Raft quorum of the others), and waits until each
+// answers and lists all of them in DescribeCluster. On error everything
+// started is stopped again.
 func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*EmbeddedCluster, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -220,27 +252,44 @@ func (c *EmbeddedCluster) startNode(i int, props map[string]string) error {
 	return nil
 }
 
-// waitReady polls every broker until it answers, a child exits, or the
-// start timeout passes.
+// waitReady polls until every broker answers and, in a cluster of more
+// than one, until each lists all of them in DescribeCluster (so a topic
+// with a replication factor up to Brokers can be created). It fails as
+// soon as a child exits, or when the start timeout passes.
 func (c *EmbeddedCluster) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.StartTimeout)
 	defer cancel()
-	for i, addr := range c.addrs {
-		for {
+	ready := make([]bool, len(c.addrs))
+	var last error
+	for {
+		for i := range c.addrs {
 			if err := c.exited(i); err != nil {
 				return err
 			}
-			if err := ping(ctx, addr); err == nil {
-				break
+		}
+		all := true
+		for i, addr := range c.addrs {
+			if ready[i] {
+				continue
 			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("broker %d at %s did not answer within %v: %w; log:\n%s", i, addr, c.cfg.StartTimeout, ctx.Err(), c.logTail(i))
-			case <-time.After(50 * time.Millisecond):
+			if err := brokerReady(ctx, addr, len(c.addrs)); err != nil {
+				last = fmt.Errorf("broker %d at %s: %w", i, addr, err)
+				all = false
+				continue
 			}
+			ready[i] = true
+		}
+		if all {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			i := slices.Index(ready, false)
+			return fmt.Errorf("embedded cluster of %d brokers not ready within %v: %w (last: %v); log of broker %d:\n%s",
+				len(c.addrs), c.cfg.StartTimeout, ctx.Err(), last, i, c.logTail(i))
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return nil
 }
 
 // exited reports an error when broker i has exited.
@@ -264,14 +313,35 @@ func (c *EmbeddedCluster) logTail(i int) string {
 	return string(b)
 }
 
-func ping(ctx context.Context, addr string) error {
+// brokerReady asks the broker at addr for the cluster's brokers and
+// reports an error until it answers with (at least) want of them.
+func brokerReady(ctx context.Context, addr string, want int) error {
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	cl, err := cli.NewClient(pctx, cli.Admin, cli.Props{"bootstrap.servers": addr})
 	if err != nil {
 		return err
 	}
-	cl.Close()
+	defer cl.Close()
+	if want <= 1 {
+		return nil
+	}
+	// Ask this broker (the one seed), not whichever one the client picks.
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return errors.New("no seed broker")
+	}
+	req := kmsg.NewPtrDescribeClusterRequest()
+	resp, err := req.RequestWith(pctx, seeds[0])
+	if err != nil {
+		return fmt.Errorf("describe cluster: %w", err)
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return fmt.Errorf("describe cluster: %w", err)
+	}
+	if len(resp.Brokers) < want {
+		return fmt.Errorf("describe cluster lists %d of %d brokers", len(resp.Brokers), want)
+	}
 	return nil
 }
 

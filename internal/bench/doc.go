@@ -13,16 +13,25 @@
 //     second "series" parameter drawn as separate lines). [Scenario.Points]
 //     expands it into [Point]s for a [Profile] (quick or full).
 //   - cluster.go: a [Cluster] is where the runs go: an embedded cluster of
-//     `silkworm server` child processes it starts itself (temp data dirs, free
-//     ports, per-scenario server properties, CPU and RSS read from
-//     /proc/<pid>, bytes on disk by walking the data dirs), or a remote
-//     cluster given by --bootstrap-server (bytes on disk from DescribeLogDirs).
+//     1 to [MaxEmbeddedBrokers] `silkworm server` child processes it starts
+//     itself (temp data dirs, free ports, per-scenario server properties;
+//     with more than one broker every node is also a Raft controller and the
+//     cluster is ready when each broker lists all of them in
+//     DescribeCluster; CPU and RSS read from /proc/<pid>, bytes on disk by
+//     walking the data dirs, every replica counted), or a remote cluster
+//     given by --bootstrap-server (bytes on disk from DescribeLogDirs). The
+//     runner restarts the embedded cluster when a point needs another broker
+//     count (the scenario's brokers, at least its replication factor) or
+//     other broker settings.
 //   - workload.go: producers and consumers, each with its own franz-go client
 //     built by internal/tools/cli, latency in HDR histograms.
-//   - runner.go: a [Runner] creates a topic per run, drives the workload of
-//     the scenario's [Kind], counts records sent, stored (ListOffsets) and
-//     consumed, deletes the topic, repeats, and keeps the finished
-//     [PointResult]s when the context is cancelled (Ctrl-C).
+//   - runner.go: a [Runner] creates a topic per run (and waits until every
+//     broker's metadata has its leaders), drives the workload of the
+//     scenario's [Kind], counts records sent, stored (ListOffsets, once the
+//     high watermark has caught up with acks=1 replication) and consumed,
+//     records the replica count and smallest ISR, deletes the topic,
+//     repeats, and keeps the finished [PointResult]s when the context is
+//     cancelled (Ctrl-C).
 //   - result.go: [Results] as JSON and CSV, median and spread per metric.
 //   - report.go, chart.go, conclusions.go: the Markdown summary in the seeds'
 //     column layout, a self-contained HTML report with hand-made SVG charts,

@@ -40,6 +40,7 @@ var (
 	diskCols      = []column{{"log bytes on disk", MLogBytes, 0}, {"disk / raw", MDiskRatio, 3}}
 	storedCols    = []column{{"last vs first quarter (%)", MStoredFlat, 1}}
 	retentionCols = []column{{"peak MB", MRetentionPeakMB, 2}, {"final MB", MRetentionFinalMB, 2}, {"deleted after (s)", MRetentionDeleted, 1}}
+	replicaCols   = []column{{"replicas", MReplicas, 0}, {"min ISR", MISRMin, 0}}
 	brokerCols    = []column{{"broker CPU (cores)", MBrokerCPU, 2}, {"broker RSS (MB)", MBrokerRSS, 0}}
 	countCols     = []column{{"sent", MSent, 0}, {"stored", MStored, 0}, {"consumed", MConsumed, 0}}
 )
@@ -98,6 +99,9 @@ func (r *Results) table(s *Scenario) [][]string {
 	}
 	if s.Kind == KindRetention {
 		add(retentionCols)
+	}
+	if s.Topic.ReplicationFactor > 1 || s.Sweep.Parameter == "replication_factor" {
+		add(replicaCols)
 	}
 	add(brokerCols)
 	add(countCols)

@@ -48,6 +48,9 @@ const (
 	MStored   = "records.stored"
 	MConsumed = "records.consumed"
 
+	MReplicas = "replication.replicas" // smallest replica set of the topic's partitions
+	MISRMin   = "replication.isr_min"  // smallest ISR of the topic's partitions after the run
+
 	MLogBytes   = "disk.log_bytes"
 	MDiskRatio  = "disk.ratio" // log bytes / value bytes sent
 	MBrokerCPU  = "broker.cpu_cores"

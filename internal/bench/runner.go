@@ -17,6 +17,9 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/silkworm/silkworm/internal/tools/cli"
 )
@@ -106,7 +109,7 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		r.remote = rc
 		res.Cluster = fmt.Sprintf("remote %s (%d brokers)", opts.Bootstrap, rc.Brokers())
 	} else {
-		res.Cluster = fmt.Sprintf("embedded silkworm (up to %d broker)", MaxEmbeddedBrokers)
+		res.Cluster = fmt.Sprintf("embedded silkworm (1 to %d brokers, as each scenario asks)", MaxEmbeddedBrokers)
 	}
 
 	type planned struct {
@@ -185,11 +188,14 @@ func (r *Runner) cluster(ctx context.Context, pt Point) (c Cluster, skip, note s
 	}
 	want := max(pt.Spec.Brokers, rf)
 	if rf > MaxEmbeddedBrokers {
-		return nil, fmt.Sprintf("needs %d brokers (the embedded cluster runs %d until the multi-broker cluster, issue 5, lands; use --bootstrap-server)", rf, MaxEmbeddedBrokers), "", nil
+		return nil, fmt.Sprintf("needs %d brokers (the embedded cluster runs at most %d; use --bootstrap-server)", rf, MaxEmbeddedBrokers), "", nil
 	}
 	if want > MaxEmbeddedBrokers {
-		note = fmt.Sprintf("ran on %d broker; the scenario asks for %d", MaxEmbeddedBrokers, want)
+		note = fmt.Sprintf("ran on %d brokers; the scenario asks for %d", MaxEmbeddedBrokers, want)
 		want = MaxEmbeddedBrokers
+	}
+	if ign := IgnoredSettings(pt.Spec.Broker); len(ign) > 0 {
+		note = join(note, "Silkworm accepts but does not apply "+strings.Join(ign, ", ")+", so this sweep cannot show an effect")
 	}
 	key := fmt.Sprintf("%d|%s", want, propsString(pt.Spec.Broker))
 	if r.embedded != nil && r.embKey == key {
@@ -211,6 +217,14 @@ func (r *Runner) cluster(ctx context.Context, pt Point) (c Cluster, skip, note s
 	}
 	r.embedded, r.embKey = ec, key
 	return ec, "", note, nil
+}
+
+// join joins two notes with "; ", either possibly empty.
+func join(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
 }
 
 func propsString(m map[string]string) string {
@@ -288,8 +302,13 @@ func (r *Runner) runOnce(ctx context.Context, c Cluster, pt Point, rep int) (Rep
 	}
 	st.adm = kadm.NewClient(admCl)
 	defer st.adm.Close()
-	if err := createTopic(ctx, st.adm, st.topic, spec.Topic); err != nil {
+	if err := createTopic(ctx, admCl, st.topic, spec.Topic); err != nil {
 		return st.run, err
+	}
+	if spec.Topic.ReplicationFactor > 1 {
+		if err := warmReplication(ctx, c.Bootstrap(), st.adm, st.topic, spec.Topic.Partitions); err != nil {
+			return st.run, err
+		}
 	}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -305,6 +324,11 @@ func (r *Runner) runOnce(ctx context.Context, c Cluster, pt Point, rep int) (Rep
 		err = r.produceAll(ctx, st, false)
 	case KindConsume:
 		if err = r.fill(ctx, st); err == nil {
+			// Consumers read up to the high watermark: with acks=1 and
+			// followers let it catch up first, so only reading is timed.
+			_, err = committedRecords(ctx, st.adm, st.topic, st.sent)
+		}
+		if err == nil {
 			err = r.consumeAll(ctx, st, spec.Consumers, st.sent, false, nil)
 		}
 	case KindProduceThenConsume:
@@ -333,11 +357,16 @@ func (r *Runner) runOnce(ctx context.Context, c Cluster, pt Point, rep int) (Rep
 	}
 	m[MSent] = float64(st.sent)
 	if spec.Kind != KindRetention {
-		stored, err := storedRecords(ctx, st.adm, st.topic)
+		stored, err := committedRecords(ctx, st.adm, st.topic, st.sent)
 		if err != nil {
 			return st.run, err
 		}
 		m[MStored] = float64(stored)
+		replicas, isr, err := replicaCounts(ctx, st.adm, st.topic)
+		if err != nil {
+			return st.run, err
+		}
+		m[MReplicas], m[MISRMin] = float64(replicas), float64(isr)
 		lb, err := c.LogBytes(ctx, st.topic)
 		if err != nil {
 			return st.run, err
@@ -357,7 +386,12 @@ func (r *Runner) runOnce(ctx context.Context, c Cluster, pt Point, rep int) (Rep
 	return st.run, nil
 }
 
-func createTopic(ctx context.Context, adm *kadm.Client, topic string, spec TopicSpec) error {
+// createTopic creates the topic and waits until every broker's metadata
+// shows a leader for each partition: a client that bootstraps from a broker
+// still behind would otherwise see the topic missing and wait for its next
+// metadata refresh (5 s in franz-go), which the run would count.
+func createTopic(ctx context.Context, cl *kgo.Client, topic string, spec TopicSpec) error {
+	adm := kadm.NewClient(cl)
 	configs := map[string]*string{}
 	for k, v := range spec.Configs {
 		configs[k] = &v
@@ -369,28 +403,136 @@ func createTopic(ctx context.Context, adm *kadm.Client, topic string, spec Topic
 	if err != nil {
 		return fmt.Errorf("create topic %s (%d partitions, RF %d): %w", topic, spec.Partitions, spec.ReplicationFactor, err)
 	}
-	// Wait until every partition has a leader.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		md, err := adm.Metadata(ctx, topic)
+		err := topicReadyEverywhere(ctx, cl, topic, spec.Partitions)
 		if err == nil {
-			t := md.Topics[topic]
-			ready := t.Err == nil && len(t.Partitions) == spec.Partitions
-			for _, p := range t.Partitions {
-				if p.Err != nil || p.Leader < 0 {
-					ready = false
-				}
-			}
-			if ready {
-				return nil
-			}
+			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("topic %s has no leader for every partition after 30s", topic)
+			return fmt.Errorf("topic %s not ready after 30s: %w", topic, err)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// topicReadyEverywhere asks each broker of the cluster for the topic's
+// metadata and reports the first that lacks a partition or its leader.
+func topicReadyEverywhere(ctx context.Context, cl *kgo.Client, topic string, partitions int) error {
+	md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
+	if err != nil {
+		return err
+	}
+	for _, bm := range md.Brokers {
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(topic)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl.Broker(int(bm.NodeID)))
+		if err != nil {
+			return fmt.Errorf("metadata from broker %d: %w", bm.NodeID, err)
+		}
+		if len(resp.Topics) != 1 {
+			return fmt.Errorf("broker %d returned %d topics", bm.NodeID, len(resp.Topics))
+		}
+		t := resp.Topics[0]
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			return fmt.Errorf("broker %d: %w", bm.NodeID, err)
+		}
+		if len(t.Partitions) != partitions {
+			return fmt.Errorf("broker %d knows %d of %d partitions", bm.NodeID, len(t.Partitions), partitions)
+		}
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil || p.Leader < 0 {
+				return fmt.Errorf("broker %d: partition %d has no leader (%v)", bm.NodeID, p.Partition, err)
+			}
+		}
+	}
+	return nil
+}
+
+// warmReplication writes one record with acks=all to each partition of a
+// new replicated topic and then deletes it (DeleteRecords moves the
+// LogStartOffset past it, so records stored = LogEndOffset -
+// LogStartOffset still counts only the run's records). A follower that
+// asked for a partition before its leader knew it waits
+// replica.fetch.backoff.ms (1 s by default) before asking again; in a short
+// run that one-off wait would count as the cost of acks=all.
+func warmReplication(ctx context.Context, bootstrap string, adm *kadm.Client, topic string, partitions int) error {
+	cl, err := cli.NewClient(ctx, cli.Producer, cli.Props{"bootstrap.servers": bootstrap, "acks": "all"},
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return fmt.Errorf("warm replication of %s: %w", topic, err)
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, partitions)
+	for p := range partitions {
+		recs[p] = &kgo.Record{Topic: topic, Partition: int32(p), Value: []byte("warm-up")}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return fmt.Errorf("warm replication of %s: %w", topic, err)
+	}
+	var to kadm.Offsets
+	for _, r := range recs {
+		to.Add(kadm.Offset{Topic: topic, Partition: r.Partition, At: r.Offset + 1})
+	}
+	resp, err := adm.DeleteRecords(ctx, to)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("warm replication of %s: delete the warm-up records: %w", topic, err)
+	}
+	return nil
+}
+
+// replicaCounts is the smallest replica set and the smallest ISR over the
+// topic's partitions, as the cluster's metadata has them now: with acks=all
+// an ISR below the replication factor means some writes waited for fewer
+// replicas than the topic has.
+func replicaCounts(ctx context.Context, adm *kadm.Client, topic string) (replicas, isr int, err error) {
+	md, err := adm.Metadata(ctx, topic)
+	if err != nil {
+		return 0, 0, fmt.Errorf("metadata of %s: %w", topic, err)
+	}
+	t, ok := md.Topics[topic]
+	if !ok || t.Err != nil || len(t.Partitions) == 0 {
+		return 0, 0, fmt.Errorf("metadata of %s: topic missing (%v)", topic, t.Err)
+	}
+	replicas, isr = math.MaxInt, math.MaxInt
+	for _, p := range t.Partitions {
+		replicas = min(replicas, len(p.Replicas))
+		isr = min(isr, len(p.ISR))
+	}
+	return replicas, isr, nil
+}
+
+// committedRecords is storedRecords once it reaches sent or stops
+// growing: with acks=1 and followers the producer is answered before the
+// high watermark (the end offset ListOffsets reports) covers its records,
+// so the count waits for replication to catch up. It gives up waiting
+// after 30 s without progress and returns what is committed then.
+func committedRecords(ctx context.Context, adm *kadm.Client, topic string, sent int64) (int64, error) {
+	var last int64 = -1
+	progress := time.Now()
+	for {
+		n, err := storedRecords(ctx, adm, topic)
+		if err != nil || n >= sent {
+			return n, err
+		}
+		if n != last {
+			last, progress = n, time.Now()
+		}
+		if time.Since(progress) > 30*time.Second {
+			return n, nil
+		}
+		select {
+		case <-ctx.Done():
+			return n, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
