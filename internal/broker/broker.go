@@ -52,6 +52,11 @@ type Broker struct {
 	brokerDyn map[string]string
 
 	groups *group.Coordinator // consumer groups and committed offsets (groups.go)
+	// groupOps runs coordinator partition loads and unloads in order
+	// (cluster.go, groupOp).
+	groupOps     chan func()
+	groupOpsOnce sync.Once
+	txns         *txnWiring // transaction coordinator (txns.go)
 
 	pidMu   sync.Mutex // guards pidNext and pidEnd
 	pidNext int64
@@ -128,6 +133,11 @@ func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
 		return nil, applyErr
 	}
 	if err := b.startGroups(); err != nil {
+		b.logs.Close()
+		return nil, err
+	}
+	if err := b.startTxns(); err != nil {
+		b.stopGroups()
 		b.logs.Close()
 		return nil, err
 	}
@@ -229,6 +239,7 @@ func (b *Broker) Close() error {
 	if b.repl != nil {
 		b.repl.Close()
 	}
+	b.stopTxns()
 	b.stopGroups()
 	err := b.logs.Close()
 	if b.cluster != nil {

@@ -121,8 +121,12 @@ func (b *Broker) applyRole(im *metadata.Image, p *partition.Partition, pa metada
 		}
 		return
 	}
-	changed := p.IsLeader() || p.LeaderEpoch() != pa.LeaderEpoch || p.Leader() != pa.Leader
+	wasLeader := p.IsLeader()
+	changed := wasLeader || p.LeaderEpoch() != pa.LeaderEpoch || p.Leader() != pa.Leader
 	p.MakeFollower(b.nodeID, pa.Leader, pa.LeaderEpoch, pa.PartitionEpoch, pa.Replicas, pa.ISR)
+	if wasLeader && p.Topic == offsetsTopic && b.groups != nil {
+		b.unloadOffsetsPartition(p)
+	}
 	if b.repl == nil || !changed {
 		return
 	}
@@ -141,13 +145,34 @@ func (b *Broker) applyRole(im *metadata.Image, p *partition.Partition, pa metada
 }
 
 // loadOffsetsPartition loads a __consumer_offsets partition this broker
-// just became leader of, off the metadata goroutine.
+// just became leader of, off the metadata goroutine. Loads and unloads run
+// in order on one goroutine (groupLoader).
 func (b *Broker) loadOffsetsPartition(p *partition.Partition) {
-	go func() {
+	b.groupOp(func() {
 		if err := b.groups.LoadPartition(p.Index, offsetsLog{p}); err != nil {
 			b.log.Error("load group coordinator partition", "partition", p.String(), "err", err)
 		}
-	}()
+	})
+}
+
+// unloadOffsetsPartition drops the groups of a __consumer_offsets
+// partition whose leadership moved to another broker.
+func (b *Broker) unloadOffsetsPartition(p *partition.Partition) {
+	b.groupOp(func() { b.groups.UnloadPartition(p.Index) })
+}
+
+// groupOp queues a coordinator load or unload for the group loader
+// goroutine, started on first use.
+func (b *Broker) groupOp(fn func()) {
+	b.groupOpsOnce.Do(func() {
+		b.groupOps = make(chan func(), 1024)
+		go func() {
+			for fn := range b.groupOps {
+				fn()
+			}
+		}()
+	})
+	b.groupOps <- fn
 }
 
 // isrManager sends the leader's ISR changes to the controller.

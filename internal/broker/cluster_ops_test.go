@@ -189,13 +189,15 @@ func TestClusterOps(t *testing.T) {
 	cl := tc.client()
 	adm := kadm.NewClient(cl)
 
-	dc, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(dc.Brokers) != 3 {
-		t.Fatalf("DescribeCluster lists %d brokers, want 3", len(dc.Brokers))
-	}
+	// Every broker's metadata image catches up with the registrations of
+	// the others shortly after start.
+	waitFor(t, "DescribeCluster lists 3 brokers", func() bool {
+		dc, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(dc.Brokers) == 3
+	})
 
 	res, err := adm.CreateTopic(ctx, 1, 4, nil, "rf4")
 	if err == nil {

@@ -6,7 +6,11 @@ package broker
 // whole batches in one segment file, written to the socket with sendfile.
 // A fetch from the middle of a batch returns that whole batch. Consumers
 // read up to the high watermark (read_uncommitted) or the last stable
-// offset, which equals it while transactions are not supported.
+// offset (read_committed: the first offset of the oldest ongoing
+// transaction, or the high watermark). A read_committed answer lists the
+// aborted transactions whose ABORT marker is at or after the fetch offset
+// and that began below the last stable offset, so the client can drop
+// their records; control batches are sent as they are (clients skip them).
 //
 // Long-poll: when fewer than min.bytes are available and max.wait.ms > 0,
 // the request parks on the partitions' waiters and is answered when an
@@ -46,6 +50,7 @@ type fetchPart struct {
 	logStart         int64
 	read             storage.ReadResult
 	hasData          bool
+	aborted          []storage.AbortedTxn // read_committed only
 	currentLeader    int32
 	currentLeaderEpo int32
 }
@@ -176,6 +181,13 @@ func (b *Broker) readFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 				}
 				fp.highWatermark = hw.Offset
 				fp.lastStable = hw.Offset
+				if replicaID < 0 {
+					lso := p.LastStablePosition()
+					fp.lastStable = lso.Offset
+					if req.IsolationLevel == 1 {
+						upTo = lso
+					}
+				}
 				fp.logStart = p.Log.LogStartOffset()
 				switch {
 				case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
@@ -201,6 +213,9 @@ func (b *Broker) readFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 						fp.read = res
 						fp.hasData = true
 						total += res.Size
+						if req.IsolationLevel == 1 && replicaID < 0 {
+							fp.aborted = p.Log.AbortedTransactions(rp.FetchOffset, upTo.Offset)
+						}
 					}
 				}
 			}
@@ -249,11 +264,18 @@ func encodeFetch(r *request, topics []fetchTopic) *wire.Response {
 			if v >= 5 {
 				buf = kbin.AppendInt64(buf, p.logStart)
 			}
-			// aborted transactions: null
+			// aborted transactions: null unless read_committed found some
 			if flexible {
-				buf = kbin.AppendCompactNullableArrayLen(buf, 0, true)
+				buf = kbin.AppendCompactNullableArrayLen(buf, len(p.aborted), p.aborted == nil)
 			} else {
-				buf = kbin.AppendNullableArrayLen(buf, 0, true)
+				buf = kbin.AppendNullableArrayLen(buf, len(p.aborted), p.aborted == nil)
+			}
+			for _, a := range p.aborted {
+				buf = kbin.AppendInt64(buf, a.ProducerID)
+				buf = kbin.AppendInt64(buf, a.FirstOffset)
+				if flexible {
+					buf = append(buf, 0) // aborted transaction tagged fields
+				}
 			}
 			if v >= 11 {
 				buf = kbin.AppendInt32(buf, -1) // preferred read replica

@@ -4,9 +4,9 @@ package broker
 //
 // Key type 0 (group): the coordinator is the leader of the group's
 // __consumer_offsets partition, which is created on first need. v4+ asks
-// for a batch of keys. Key type 1 (transactions) gets
-// COORDINATOR_NOT_AVAILABLE: transactions are not supported yet; other
-// types get INVALID_REQUEST.
+// for a batch of keys. Key type 1 (transactions): the leader of the
+// transactional id's __transaction_state partition, created on first
+// need. Other types get INVALID_REQUEST.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -40,21 +40,27 @@ func (b *Broker) findCoordinator(key string, keyType int8) kmsg.FindCoordinatorR
 		c.ErrorMessage = &msg
 		return c
 	}
+	topic := offsetsTopic
+	var p int32
 	switch keyType {
 	case 0:
+		if _, err := b.ensureOffsetsTopic(); err != nil {
+			b.log.Warn("find coordinator", "err", err)
+			return fail(kerr.CoordinatorNotAvailable.Code, err.Error())
+		}
+		p = b.groups.PartitionFor(key)
 	case 1:
-		return fail(kerr.CoordinatorNotAvailable.Code, "transactions are not supported")
+		if _, err := b.ensureTxnTopic(); err != nil {
+			b.log.Warn("find coordinator", "err", err)
+			return fail(kerr.CoordinatorNotAvailable.Code, err.Error())
+		}
+		topic, p = transactionStateTopic, b.txns.coord.PartitionFor(key)
 	default:
 		return fail(kerr.InvalidRequest.Code, "unknown coordinator type")
 	}
-	if _, err := b.ensureOffsetsTopic(); err != nil {
-		b.log.Warn("find coordinator", "err", err)
-		return fail(kerr.CoordinatorNotAvailable.Code, err.Error())
-	}
-	// The coordinator is whichever broker leads the group's partition.
-	p := b.groups.PartitionFor(key)
+	// The coordinator is whichever broker leads the key's partition.
 	im := b.meta.Image()
-	t := im.Topics[offsetsTopic]
+	t := im.Topics[topic]
 	if t == nil || int(p) >= len(t.Partitions) || t.Partitions[p].Leader < 0 {
 		return fail(kerr.CoordinatorNotAvailable.Code, "")
 	}

@@ -375,7 +375,7 @@ func TestGroupBadInput(t *testing.T) {
 		t.Fatalf("find coordinator: %+v", fc)
 	}
 	find.CoordinatorType = 1
-	if fc := tb.request(ctx, find).(*kmsg.FindCoordinatorResponse); fc.Coordinators[0].ErrorCode != kerr.CoordinatorNotAvailable.Code {
+	if fc := tb.request(ctx, find).(*kmsg.FindCoordinatorResponse); fc.Coordinators[0].ErrorCode != 0 || fc.Coordinators[0].NodeID != tb.b.nodeID {
 		t.Fatalf("transaction coordinator: %+v", fc)
 	}
 

@@ -2,8 +2,9 @@ package broker
 
 // InitProducerId: v0-4
 //
-// Idempotent producers only: there is no transaction coordinator yet, so a
-// transactional id gets COORDINATOR_NOT_AVAILABLE.
+// A transactional id is answered by the transaction coordinator
+// (internal/txn: epoch bump, fencing, abort of an ongoing transaction),
+// off the io goroutine since that may write markers.
 // Producer ids come from the metadata store in blocks of 1000 and are
 // never reused, across restarts included. A v3+ request naming its
 // current producer id and epoch (KIP-360) gets the epoch bumped, or a new
@@ -25,8 +26,7 @@ func handleInitProducerID(b *Broker, r *request) {
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil && *req.TransactionalID != "" {
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		r.respond(resp)
+		go r.respond(b.txns.coord.InitProducerID(req))
 		return
 	}
 	if req.ProducerID >= 0 && req.ProducerEpoch >= 0 && req.ProducerEpoch < math.MaxInt16-1 {

@@ -3,7 +3,7 @@ package broker
 // ListOffsets: v1-8
 //
 // Timestamps: -1 latest (the high watermark, or the last stable offset
-// under read_committed, equal while transactions are unsupported), -2
+// under read_committed), -2
 // earliest (log start offset), -3 max timestamp (v7+), -4 earliest local
 // (v8+, the log start offset: no tiered storage). A timestamp >= 0 finds
 // the first record whose timestamp is at or after it, using the time index
@@ -54,6 +54,9 @@ func handleListOffsets(b *Broker, r *request) {
 				switch rp.Timestamp {
 				case -1:
 					sp.Offset = p.HighWatermark()
+					if req.IsolationLevel == 1 {
+						sp.Offset = p.LastStableOffset()
+					}
 				case -2, -4:
 					sp.Offset = p.Log.LogStartOffset()
 				case -3:

@@ -13,8 +13,12 @@ package broker
 //
 // compression.type "producer" keeps the producer's codec (the fast path);
 // any other codec makes the broker re-encode batches that differ, as Kafka
-// does. Transactions are not supported: transactional batches get
-// INVALID_TXN_STATE.
+// does. Transactional batches are appended like idempotent ones (the log
+// checks producer id and epoch, so a fenced producer gets
+// INVALID_PRODUCER_EPOCH) and open a transaction in the partition, which
+// holds the last stable offset back until its marker. Whether the
+// partition was added to the transaction is not verified (KIP-890).
+// Control batches from clients get INVALID_RECORD.
 
 import (
 	"encoding/binary"
@@ -113,8 +117,11 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 		msg := err.Error()
 		return fail(errorCode(err), msg)
 	}
-	if info.Transactional || req.TransactionID != nil {
-		return fail(kerr.InvalidTxnState.Code, "transactions are not supported")
+	if info.Control {
+		return fail(kerr.InvalidRecord.Code, "clients may not send control batches")
+	}
+	if info.Transactional && (info.ProducerID < 0 || req.TransactionID == nil) {
+		return fail(kerr.InvalidRecord.Code, "a transactional batch needs a producer id and a transactional id")
 	}
 	if c, ok := record.ParseCompression(cfg.CompressionType); ok && c != info.Compression {
 		batch, err = record.Recompress(batch, c, maxUncompressed(int32(cfg.MaxMessageBytes)))

@@ -257,3 +257,32 @@ func (c *Coordinator) expireOffsets() {
 		}
 	}
 }
+
+// UnloadPartition gives up partition p of __consumer_offsets when this
+// broker stops leading it: its groups are dropped from memory (parked
+// requests get NOT_COORDINATOR) so that a later LoadPartition replays the
+// log the new leader wrote instead of serving stale state.
+func (c *Coordinator) UnloadPartition(p int32) {
+	c.mu.Lock()
+	if _, ok := c.loaded[p]; !ok {
+		c.mu.Unlock()
+		return
+	}
+	delete(c.loaded, p)
+	var dropped []*group
+	for id, g := range c.groups {
+		if c.PartitionFor(id) == p {
+			dropped = append(dropped, g)
+			delete(c.groups, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, g := range dropped {
+		g.mu.Lock()
+		g.shutdownLocked()
+		g.unlock()
+	}
+	if len(dropped) > 0 {
+		c.logger.Info("unloaded groups", "partition", p, "groups", len(dropped))
+	}
+}

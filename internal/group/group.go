@@ -116,7 +116,10 @@ type group struct {
 	static       map[string]string      // group.instance.id -> member id
 	pending      map[string]*time.Timer // member ids handed out with MEMBER_ID_REQUIRED
 	offsets      map[offsetKey]committed
-	joinSeq      uint64
+	// txnOffsets are TxnOffsetCommit offsets per producer id, written
+	// but invisible until their transaction's marker (txn.go).
+	txnOffsets map[int64]map[offsetKey]committed
+	joinSeq    uint64
 
 	rebalanceTimer *time.Timer
 	rebalanceSeq   uint64

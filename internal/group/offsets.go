@@ -106,9 +106,13 @@ func replay(c *Coordinator, log Log) (map[string]*group, error) {
 		}
 		return g
 	}
+	var txns txnReplay
 	err := log.Replay(func(batch []byte) error {
 		h, err := record.ParseHeader(batch)
 		if err != nil {
+			return err
+		}
+		if done, err := txns.batch(c, get, hasMeta, &h, batch); done || err != nil {
 			return err
 		}
 		if h.IsControl() {
@@ -128,8 +132,9 @@ func replay(c *Coordinator, log Log) (map[string]*group, error) {
 	if err != nil {
 		return nil, err
 	}
+	txns.finish(get)
 	for id, g := range groups {
-		if !hasMeta[id] && len(g.offsets) == 0 {
+		if !hasMeta[id] && len(g.offsets) == 0 && len(g.txnOffsets) == 0 {
 			delete(groups, id)
 		}
 	}

@@ -205,6 +205,28 @@ func (p *Partition) HighWatermarkPosition() storage.Position {
 	return p.hw
 }
 
+// LastStableOffset is the offset below which every transaction is
+// decided: the first offset of the oldest ongoing transaction, or the
+// high watermark when that is smaller (or no transaction is open).
+// read_committed consumers read up to it.
+func (p *Partition) LastStableOffset() int64 {
+	return p.LastStablePosition().Offset
+}
+
+// LastStablePosition is LastStableOffset with its place in the log.
+func (p *Partition) LastStablePosition() storage.Position {
+	hw := p.HighWatermarkPosition()
+	first, ok := p.Log.FirstUnstableOffset()
+	if !ok || first >= hw.Offset {
+		return hw
+	}
+	pos, err := p.Log.PositionOf(max(first, p.Log.LogStartOffset()))
+	if err != nil {
+		return hw
+	}
+	return pos
+}
+
 // AppendAsLeader appends one validated batch, assigning offsets. When
 // minISR > 0 (acks=all) the ISR must hold at least minISR replicas. The high
 // watermark moves when the ISR has the batch (at once when the leader is

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -158,8 +159,20 @@ type fetcher struct {
 }
 
 func newFetcher(m *Manager, key fetcherKey) (*fetcher, error) {
+	dialer := &net.Dialer{Timeout: m.cfg.SocketTimeout}
+	rcvbuf := m.cfg.ReceiveBuffer
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(key.addr),
+		// replica.socket.receive.buffer.bytes (-1: the OS default).
+		kgo.Dialer(func(ctx context.Context, network, host string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, host)
+			if err == nil && rcvbuf > 0 {
+				if tc, ok := c.(*net.TCPConn); ok {
+					_ = tc.SetReadBuffer(rcvbuf)
+				}
+			}
+			return c, err
+		}),
 		kgo.ClientID("silkworm-replica-fetcher-"+strconv.Itoa(int(m.cfg.NodeID))),
 		kgo.RequestTimeoutOverhead(m.cfg.SocketTimeout),
 		kgo.DisableClientMetrics(),

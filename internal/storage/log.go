@@ -110,6 +110,12 @@ type Log struct {
 	cleanMu     sync.Mutex
 	cleanAbort  atomic.Bool
 	truncatedTo atomic.Int64
+
+	// txnMu guards txns (taken after mu); firstUnstable mirrors
+	// txns.firstUnstable() for lock-free readers (txn.go).
+	txnMu         sync.RWMutex
+	txns          *txnState
+	firstUnstable atomic.Int64
 }
 
 type pendingDelete struct {
@@ -152,8 +158,10 @@ func openLog(p logParams) (*Log, error) {
 		logger:    p.logger.With("partition", p.tp.String()),
 		parentDir: filepath.Dir(p.dir),
 		cfg:       p.cfg, producers: newProducerState(), highWatermark: math.MaxInt64,
+		txns: newTxnState(),
 	}
 	l.truncatedTo.Store(math.MaxInt64)
+	l.firstUnstable.Store(math.MaxInt64)
 	if p.create {
 		if err := l.fs.MkdirAll(p.dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create partition dir %s: %w", p.dir, err)
@@ -429,9 +437,13 @@ func (l *Log) loadProducerStateLocked(snaps []int64) error {
 		l.snapshots = append([]int64(nil), snaps[:i+1]...)
 		break
 	}
-	return l.scanHeadersLocked(from, func(h *record.Header) {
+	err := l.scanHeadersLocked(from, func(h *record.Header) {
 		l.producers.update(h, h.BaseOffset)
 	})
+	if err != nil {
+		return err
+	}
+	return l.loadTxnStateLocked()
 }
 
 func (l *Log) snapshotPath(off int64) string {
@@ -583,6 +595,7 @@ func (l *Log) appendLocked(batch []byte, h *record.Header, opts AppendOptions) (
 	l.publishEndLocked(newEnd)
 	if h.ProducerID >= 0 {
 		l.producers.update(h, h.BaseOffset)
+		l.updateTxnLocked(h, batch)
 	}
 	if l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) {
 		if err := l.writeEpochsLocked(); err != nil {

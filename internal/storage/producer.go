@@ -61,6 +61,11 @@ func (ps *producerState) check(h *record.Header) (dup *producerBatch, err error)
 	if h.ProducerEpoch < e.epoch {
 		return nil, fmt.Errorf("producer %d: epoch %d is older than %d: %w", h.ProducerID, h.ProducerEpoch, e.epoch, ErrInvalidProducerEpoch)
 	}
+	if h.IsControl() || h.BaseSequence < 0 {
+		// A transaction marker, or a group coordinator's transactional
+		// offset commit: written by a coordinator, without sequence.
+		return nil, nil
+	}
 	if h.ProducerEpoch > e.epoch {
 		if h.BaseSequence != 0 {
 			return nil, fmt.Errorf("producer %d: new epoch %d starts at sequence %d, not 0: %w", h.ProducerID, h.ProducerEpoch, h.BaseSequence, ErrOutOfOrderSequence)
@@ -96,6 +101,11 @@ func (ps *producerState) update(h *record.Header, baseOffset int64) {
 	if h.ProducerEpoch != e.epoch {
 		e.epoch = h.ProducerEpoch
 		e.batches = e.batches[:0]
+	}
+	if h.IsControl() || h.BaseSequence < 0 {
+		// Markers take no sequence numbers: the producer's next batch
+		// follows its last data batch (or starts at 0 in a new epoch).
+		return
 	}
 	if len(e.batches) == producerBatchesKept {
 		copy(e.batches, e.batches[1:])

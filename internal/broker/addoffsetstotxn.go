@@ -1,0 +1,22 @@
+package broker
+
+// AddOffsetsToTxn: v0-3
+//
+// The group's __consumer_offsets partition joins the transaction
+// (internal/txn); the group coordinator learns the outcome from the
+// marker written there.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func init() { register(kmsg.AddOffsetsToTxn, 0, 3, handleAddOffsetsToTxn) }
+
+func handleAddOffsetsToTxn(b *Broker, r *request) {
+	req := r.kreq.(*kmsg.AddOffsetsToTxnRequest)
+	if _, err := b.ensureOffsetsTopic(); err != nil {
+		resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+		resp.ErrorCode = errorCode(err)
+		r.respond(resp)
+		return
+	}
+	go r.respond(b.txns.coord.AddOffsetsToTxn(req))
+}

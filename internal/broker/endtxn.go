@@ -1,0 +1,18 @@
+package broker
+
+// EndTxn: v0-3
+//
+// Deviation: answered once the COMMIT/ABORT markers are written to every
+// partition of the transaction and the transaction is complete (Kafka
+// answers after PrepareCommit/PrepareAbort and writes markers in the
+// background), unless a marker cannot be written: then, as Kafka, the
+// answer is success and the markers are retried.
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+func init() { register(kmsg.EndTxn, 0, 3, handleEndTxn) }
+
+func handleEndTxn(b *Broker, r *request) {
+	req := r.kreq.(*kmsg.EndTxnRequest)
+	go r.respond(b.txns.coord.EndTxn(req))
+}

@@ -1,0 +1,324 @@
+package broker
+
+// Wiring of the transaction coordinator (internal/txn): the
+// __transaction_state topic, created on first need like
+// __consumer_offsets (replication factor min(
+// transaction.state.log.replication.factor, live brokers)), and the
+// adapters the coordinator uses: its state log, producer ids, and marker
+// writes. A marker goes to a partition this broker leads by a local
+// append (then, on __consumer_offsets, the group coordinator's pending
+// transactional offsets are decided), and to other leaders with
+// WriteTxnMarkers sent by a kgo client per broker. A marker append waits
+// until the high watermark passes it (acks=all), bounded by
+// markerTimeout.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/metadata"
+	"github.com/silkworm/silkworm/internal/partition"
+	"github.com/silkworm/silkworm/internal/record"
+	"github.com/silkworm/silkworm/internal/storage"
+	"github.com/silkworm/silkworm/internal/txn"
+)
+
+// transactionStateTopic is Kafka's internal topic of transaction state.
+const transactionStateTopic = "__transaction_state"
+
+// markerTimeout bounds how long a marker (or a state record) append waits
+// for the ISR.
+const markerTimeout = 30 * time.Second
+
+// txnWiring is the broker's transaction coordinator and the clients it
+// sends WriteTxnMarkers with. Safe for concurrent use.
+type txnWiring struct {
+	coord *txn.Coordinator
+
+	mu      sync.Mutex // guards clients
+	clients map[int32]markerClient
+}
+
+type markerClient struct {
+	addr string
+	cl   *kgo.Client
+}
+
+// txnConfig maps the broker's transaction.* settings.
+func (b *Broker) txnConfig() txn.Config {
+	c := txn.DefaultConfig()
+	c.NumPartitions = int32(b.cfg.TransactionStateLogNumPartitions)
+	if t := b.meta.Image().Topics[transactionStateTopic]; t != nil {
+		c.NumPartitions = int32(len(t.Partitions)) // the topic as created wins
+	}
+	c.MaxTimeout = time.Duration(b.cfg.TransactionMaxTimeoutMs) * time.Millisecond
+	c.AbortCheckInterval = time.Duration(intConfig(b.cfg, "transaction.abort.timed.out.transaction.cleanup.interval.ms", 10000)) * time.Millisecond
+	return c
+}
+
+// startTxns creates the transaction coordinator and loads every
+// __transaction_state partition this node leads.
+func (b *Broker) startTxns() error {
+	tc, err := txn.New(b.txnConfig(), txnHost{b}, b.log.With("component", "transaction-coordinator"))
+	if err != nil {
+		return err
+	}
+	b.txns = &txnWiring{coord: tc, clients: map[int32]markerClient{}}
+	if ts := b.topic(transactionStateTopic); ts != nil {
+		for _, p := range ts.partitions {
+			if !p.IsLeader() {
+				continue
+			}
+			if err := tc.LoadPartition(p.Index, stateLog{p}); err != nil {
+				tc.Close()
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stopTxns stops the coordinator and its clients; called before the logs
+// close.
+func (b *Broker) stopTxns() {
+	if b.txns == nil {
+		return
+	}
+	b.txns.coord.Close()
+	b.txns.mu.Lock()
+	defer b.txns.mu.Unlock()
+	for _, c := range b.txns.clients {
+		c.cl.Close()
+	}
+	b.txns.clients = map[int32]markerClient{}
+}
+
+// ensureTxnTopic returns __transaction_state, creating it if needed.
+func (b *Broker) ensureTxnTopic() (*topicState, error) {
+	if ts := b.topic(transactionStateTopic); ts != nil {
+		return ts, nil
+	}
+	rf := min(b.cfg.TransactionStateLogReplicationFactor, len(b.meta.Image().Brokers))
+	configs := map[string]string{
+		"cleanup.policy":      "compact",
+		"segment.bytes":       strconv.Itoa(b.cfg.TransactionStateLogSegmentBytes),
+		"compression.type":    "producer",
+		"min.insync.replicas": strconv.Itoa(min(b.cfg.TransactionStateLogMinISR, max(rf, 1))),
+	}
+	_, err := b.meta.CreateTopic(transactionStateTopic, int32(b.cfg.TransactionStateLogNumPartitions), int16(max(rf, 1)), configs)
+	if err != nil && !errors.Is(err, metadata.ErrTopicExists) {
+		return nil, fmt.Errorf("create %s: %w", transactionStateTopic, err)
+	}
+	ts := b.topic(transactionStateTopic)
+	if ts == nil {
+		return nil, fmt.Errorf("%s was created but has no local replicas", transactionStateTopic)
+	}
+	b.log.Info("created internal topic", "topic", transactionStateTopic, "partitions", len(ts.partitions), "replication.factor", rf)
+	return ts, nil
+}
+
+// txnHost gives the transaction coordinator the broker's partitions.
+type txnHost struct{ b *Broker }
+
+func (h txnHost) StateLog(p int32) (txn.Log, error) {
+	ts, err := h.b.ensureTxnTopic()
+	if err != nil {
+		return nil, err
+	}
+	if p < 0 || int(p) >= len(ts.partitions) {
+		return nil, fmt.Errorf("%s has no partition %d", transactionStateTopic, p)
+	}
+	part := ts.partitions[p]
+	if !part.IsLeader() {
+		return nil, fmt.Errorf("%s-%d: %w", transactionStateTopic, p, partition.ErrNotLeader)
+	}
+	return stateLog{part}, nil
+}
+
+func (h txnHost) NextProducerID() (int64, error) { return h.b.nextProducerID() }
+
+func (h txnHost) PartitionExists(topic string, p int32) bool {
+	ts := h.b.topic(topic)
+	return ts != nil && p >= 0 && int(p) < len(ts.partitions)
+}
+
+func (h txnHost) GroupPartition(group string) (string, int32) {
+	return offsetsTopic, h.b.groups.PartitionFor(group)
+}
+
+// WriteMarkers writes m's markers: local leaders first, then one
+// WriteTxnMarkers request per remote leader.
+func (h txnHost) WriteMarkers(m txn.Markers) error {
+	b := h.b
+	im := b.meta.Image()
+	remote := map[int32]map[string][]int32{}
+	var errs []error
+	for topic, parts := range m.Partitions {
+		t := im.Topics[topic]
+		for _, p := range parts {
+			if t == nil || int(p) >= len(t.Partitions) {
+				continue // the topic is gone: nothing to mark
+			}
+			leader := t.Partitions[p].Leader
+			if leader == b.nodeID {
+				if code := b.writeMarker(topic, p, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch); code != 0 {
+					errs = append(errs, fmt.Errorf("marker on %s-%d: %w", topic, p, kerr.ErrorForCode(code)))
+				}
+				continue
+			}
+			if remote[leader] == nil {
+				remote[leader] = map[string][]int32{}
+			}
+			remote[leader][topic] = append(remote[leader][topic], p)
+		}
+	}
+	for node, parts := range remote {
+		if err := b.sendMarkers(im, node, m, parts); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sendMarkers sends one WriteTxnMarkers request to broker node.
+func (b *Broker) sendMarkers(im *metadata.Image, node int32, m txn.Markers, parts map[string][]int32) error {
+	br := im.BrokerByID(node)
+	if node < 0 || br == nil {
+		return fmt.Errorf("markers for leader %d: no such broker", node)
+	}
+	cl, err := b.txns.client(node, net.JoinHostPort(br.Host, strconv.Itoa(int(br.Port))))
+	if err != nil {
+		return err
+	}
+	req := kmsg.NewPtrWriteTxnMarkersRequest()
+	mk := kmsg.NewWriteTxnMarkersRequestMarker()
+	mk.ProducerID, mk.ProducerEpoch, mk.Committed, mk.CoordinatorEpoch = m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch
+	for topic, ps := range parts {
+		mt := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+		mt.Topic, mt.Partitions = topic, ps
+		mk.Topics = append(mk.Topics, mt)
+	}
+	req.Markers = append(req.Markers, mk)
+	ctx, cancel := context.WithTimeout(context.Background(), markerTimeout)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
+	if err != nil {
+		return fmt.Errorf("WriteTxnMarkers to broker %d: %w", node, err)
+	}
+	var errs []error
+	for _, rm := range resp.Markers {
+		for _, rt := range rm.Topics {
+			for _, rp := range rt.Partitions {
+				if rp.ErrorCode != 0 {
+					errs = append(errs, fmt.Errorf("marker on %s-%d at broker %d: %w", rt.Topic, rp.Partition, node, kerr.ErrorForCode(rp.ErrorCode)))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// client returns the marker client for broker node at addr.
+func (w *txnWiring) client(node int32, addr string) (*kgo.Client, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c, ok := w.clients[node]; ok {
+		if c.addr == addr {
+			return c.cl, nil
+		}
+		c.cl.Close()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return nil, fmt.Errorf("client for broker %d: %w", node, err)
+	}
+	w.clients[node] = markerClient{addr: addr, cl: cl}
+	return cl, nil
+}
+
+// controlBatch is a transaction marker: a v2 control batch of the
+// producer with one record, key (version 0, type) and value (version 0,
+// coordinator epoch).
+func controlBatch(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) []byte {
+	typ := storage.MarkerAbort
+	if commit {
+		typ = storage.MarkerCommit
+	}
+	key := []byte{0, 0, byte(uint16(typ) >> 8), byte(typ)}
+	value := []byte{0, 0, byte(coordinatorEpoch >> 24), byte(coordinatorEpoch >> 16), byte(coordinatorEpoch >> 8), byte(coordinatorEpoch)}
+	return record.BuildBatch(record.BuildOptions{
+		FirstTimestamp: time.Now().UnixMilli(), Transactional: true, Control: true,
+		ProducerID: producerID, ProducerEpoch: epoch, BaseSequence: -1,
+	}, []record.Record{{Key: key, Value: value}})
+}
+
+// writeMarker appends a marker to a partition this broker leads and
+// waits for the ISR; on __consumer_offsets it then decides the pending
+// transactional offsets of the producer. It returns a Kafka error code.
+func (b *Broker) writeMarker(topic string, index int32, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) int16 {
+	_, p := b.partition(topic, index)
+	if p == nil {
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	if err := appendCommitted(p, controlBatch(producerID, epoch, commit, coordinatorEpoch)); err != nil {
+		b.log.Debug("write transaction marker", "partition", p.String(), "err", err)
+		return errorCode(err)
+	}
+	if topic == offsetsTopic && b.groups != nil {
+		b.groups.CompleteTxn(index, producerID, commit)
+	}
+	return 0
+}
+
+// appendCommitted appends batch as leader and waits until the high
+// watermark passes it.
+func appendCommitted(p *partition.Partition, batch []byte) error {
+	res, err := p.AppendAsLeader(batch, 0)
+	if err != nil {
+		return err
+	}
+	if p.HighWatermark() > res.LastOffset {
+		return nil
+	}
+	wake := make(chan struct{}, 1)
+	p.Watch(wake)
+	defer p.Unwatch(wake)
+	timer := time.NewTimer(markerTimeout)
+	defer timer.Stop()
+	for p.HighWatermark() <= res.LastOffset {
+		if !p.IsLeader() {
+			return partition.ErrNotLeader
+		}
+		select {
+		case <-wake:
+		case <-timer.C:
+			return fmt.Errorf("%s: high watermark did not reach %d: %w", p, res.LastOffset+1, errMarkerTimeout)
+		}
+	}
+	return nil
+}
+
+var errMarkerTimeout = errors.New("timed out waiting for replication")
+
+// stateLog is one __transaction_state partition as a txn.Log.
+type stateLog struct{ p *partition.Partition }
+
+func (l stateLog) Append(batch []byte) error {
+	if err := appendCommitted(l.p, batch); err != nil {
+		return fmt.Errorf("append to %s: %w", l.p, err)
+	}
+	return nil
+}
+
+func (l stateLog) Replay(fn func(batch []byte) error) error { return offsetsLog{l.p}.Replay(fn) }
+
+func (l stateLog) LeaderEpoch() int32 { return l.p.LeaderEpoch() }

@@ -1,0 +1,169 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/silkworm/silkworm/internal/record"
+)
+
+// Transaction markers: the type in a control record's key (KIP-98).
+const (
+	// MarkerAbort is the ABORT control record type.
+	MarkerAbort int16 = 0
+	// MarkerCommit is the COMMIT control record type.
+	MarkerCommit int16 = 1
+)
+
+// AbortedTxn is one aborted transaction of a partition, as a
+// read_committed fetch reports it: the producer, the offset of its first
+// batch in this partition and the offset of its ABORT marker.
+type AbortedTxn struct {
+	ProducerID  int64
+	FirstOffset int64
+	LastOffset  int64 // offset of the ABORT marker
+}
+
+// txnState is Kafka's ongoing-transaction tracking and aborted-transaction
+// index of one log, kept in memory: per producer id the first offset of
+// its ongoing transaction, and every aborted transaction in marker order.
+// It is rebuilt at open (and after a truncation) by a scan of every batch
+// header of the log, reading only control batches whole; there is no
+// .txnindex file. Guarded by Log.txnMu (taken after Log.mu); firstUnstable
+// is readable without it.
+type txnState struct {
+	ongoing map[int64]int64 // producer id -> first offset of its open transaction
+	aborted []AbortedTxn    // ascending LastOffset
+}
+
+func newTxnState() *txnState { return &txnState{ongoing: map[int64]int64{}} }
+
+// update applies one appended batch. marker is the control record type
+// for a control batch (-1 when it could not be read or for data).
+func (ts *txnState) update(h *record.Header, marker int16) {
+	if !h.IsTransactional() || h.ProducerID < 0 {
+		return
+	}
+	if !h.IsControl() {
+		if _, ok := ts.ongoing[h.ProducerID]; !ok {
+			ts.ongoing[h.ProducerID] = h.BaseOffset
+		}
+		return
+	}
+	first, ok := ts.ongoing[h.ProducerID]
+	delete(ts.ongoing, h.ProducerID)
+	if ok && marker == MarkerAbort {
+		ts.aborted = append(ts.aborted, AbortedTxn{ProducerID: h.ProducerID, FirstOffset: first, LastOffset: h.BaseOffset})
+	}
+}
+
+// firstUnstable is the smallest first offset of an ongoing transaction,
+// math.MaxInt64 when there is none.
+func (ts *txnState) firstUnstable() int64 {
+	first := int64(math.MaxInt64)
+	for _, o := range ts.ongoing {
+		first = min(first, o)
+	}
+	return first
+}
+
+// MarkerType reads the control record type (MarkerAbort or MarkerCommit)
+// of a control batch.
+func MarkerType(batch []byte) (int16, error) {
+	recs, err := record.Records(batch, 1<<20)
+	if err != nil {
+		return -1, err
+	}
+	if len(recs) == 0 || len(recs[0].Key) < 4 {
+		return -1, fmt.Errorf("control batch without a control record key: %w", ErrCorrupt)
+	}
+	return int16(binary.BigEndian.Uint16(recs[0].Key[2:])), nil
+}
+
+// updateTxnLocked applies an appended batch to the transaction state.
+func (l *Log) updateTxnLocked(h *record.Header, batch []byte) {
+	if !h.IsTransactional() || h.ProducerID < 0 {
+		return
+	}
+	marker := int16(-1)
+	if h.IsControl() {
+		var err error
+		if marker, err = MarkerType(batch); err != nil {
+			l.logger.Warn("unreadable transaction marker", "offset", h.BaseOffset, "err", err)
+		}
+	}
+	l.txnMu.Lock()
+	l.txns.update(h, marker)
+	l.firstUnstable.Store(l.txns.firstUnstable())
+	l.txnMu.Unlock()
+}
+
+// loadTxnStateLocked rebuilds the transaction state from every batch of
+// the log. Data batches cost a header read; control batches are read
+// whole to learn COMMIT or ABORT.
+func (l *Log) loadTxnStateLocked() error {
+	ts := newTxnState()
+	hb := make([]byte, batchPrefix)
+	for _, s := range *l.segs.Load() {
+		size := s.size.Load()
+		for pos := int64(0); pos < size; {
+			b, err := s.readBounds(pos, size, hb)
+			if err != nil {
+				return fmt.Errorf("load transactions of %s: %w", l.tp, err)
+			}
+			h, err := record.ParseHeader(hb)
+			if err != nil {
+				return fmt.Errorf("load transactions of %s: %s at %d: %w", l.tp, s.log.Name(), pos, err)
+			}
+			if h.IsTransactional() && h.ProducerID >= 0 {
+				marker := int16(-1)
+				if h.IsControl() {
+					batch := make([]byte, b.size)
+					if _, err := s.log.ReadAt(batch, pos); err != nil {
+						return fmt.Errorf("load transactions of %s: read %s at %d: %w", l.tp, s.log.Name(), pos, err)
+					}
+					if marker, err = MarkerType(batch); err != nil {
+						l.logger.Warn("unreadable transaction marker", "offset", h.BaseOffset, "err", err)
+					}
+				}
+				ts.update(&h, marker)
+			}
+			pos += b.size
+		}
+	}
+	l.txnMu.Lock()
+	l.txns = ts
+	l.firstUnstable.Store(ts.firstUnstable())
+	l.txnMu.Unlock()
+	return nil
+}
+
+// FirstUnstableOffset is the first offset of the oldest ongoing
+// transaction in the log, and false when no transaction is open. The last
+// stable offset is the smaller of it and the high watermark.
+func (l *Log) FirstUnstableOffset() (int64, bool) {
+	o := l.firstUnstable.Load()
+	return o, o != math.MaxInt64
+}
+
+// AbortedTransactions lists the aborted transactions that overlap the
+// offsets [from, upTo): whose ABORT marker is at or after from and whose
+// first offset is below upTo. A read_committed consumer drops their
+// records from what it fetched.
+func (l *Log) AbortedTransactions(from, upTo int64) []AbortedTxn {
+	l.txnMu.RLock()
+	defer l.txnMu.RUnlock()
+	if l.txns == nil {
+		return nil
+	}
+	i := sort.Search(len(l.txns.aborted), func(i int) bool { return l.txns.aborted[i].LastOffset >= from })
+	var out []AbortedTxn
+	for _, a := range l.txns.aborted[i:] {
+		if a.FirstOffset < upTo {
+			out = append(out, a)
+		}
+	}
+	return out
+}
