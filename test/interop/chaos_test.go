@@ -192,7 +192,20 @@ func runChaos(t *testing.T, o chaosOptions) {
 		pctx, pcancel := context.WithTimeout(ctx, 60*time.Second)
 		value := chaosValue(chaosProducers, probeSeq)
 		probeSeq++
-		pr, err := probe.ProduceSync(pctx, &kgo.Record{Partition: p, Value: []byte(value)}).First()
+		// Retry until the deadline: while metadata propagates after a
+		// fault a client may get a retriable error it gives up on (franz-go
+		// stops after a few UNKNOWN_TOPIC_OR_PARTITION answers).
+		var pr *kgo.Record
+		for {
+			pr, err = probe.ProduceSync(pctx, &kgo.Record{Partition: p, Value: []byte(value)}).First()
+			if err == nil || pctx.Err() != nil {
+				break
+			}
+			w.promise(pr, err)
+			value = chaosValue(chaosProducers, probeSeq)
+			probeSeq++
+			time.Sleep(50 * time.Millisecond)
+		}
 		pcancel()
 		w.promise(pr, err)
 		if err != nil {
