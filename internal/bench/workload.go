@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -355,20 +356,37 @@ func (cs *consumerSet) waitSettled(ctx context.Context, states []*consumerState)
 	deadline := time.Now().Add(stallTimeout)
 	for {
 		total := 0
+		var mine []int
 		for _, st := range states {
 			st.mu.Lock()
 			total += st.partitions
+			mine = append(mine, st.partitions)
 			st.mu.Unlock()
 		}
 		state, members := "", 0
+		var theirs []int
 		if total == cs.spec.Topic.Partitions {
 			dg, err := cs.adm.DescribeGroups(ctx, cs.group)
 			if err == nil {
 				g := dg[cs.group]
 				state, members = g.State, len(g.Members)
+				for _, m := range g.Members {
+					n := 0
+					if a, ok := m.Assigned.AsConsumer(); ok {
+						for _, t := range a.Topics {
+							n += len(t.Partitions)
+						}
+					}
+					theirs = append(theirs, n)
+				}
 			}
 		}
-		if total == cs.spec.Topic.Partitions && state == "Stable" && members == cs.n {
+		// Settled: the group is Stable with every member, and what the
+		// members' callbacks saw matches the coordinator's assignment (a
+		// member still revoking would otherwise count as idle).
+		slices.Sort(mine)
+		slices.Sort(theirs)
+		if total == cs.spec.Topic.Partitions && state == "Stable" && members == cs.n && slices.Equal(mine, theirs) {
 			return nil
 		}
 		if time.Now().After(deadline) {
