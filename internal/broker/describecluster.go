@@ -2,7 +2,7 @@ package broker
 
 // DescribeCluster: v0-1
 //
-// Returns the cluster id, the controller and the registered brokers. From
+// Returns the cluster id, the controller and the live (unfenced) brokers. From
 // v1 the request names the endpoint type it wants: this listener serves
 // brokers (1); asking it for controllers (2) gets
 // UNSUPPORTED_ENDPOINT_TYPE, as Kafka. ClusterAuthorizedOperations is
@@ -44,16 +44,15 @@ func handleDescribeCluster(b *Broker, r *request) {
 	resp.ClusterID = im.ClusterID
 	resp.ControllerID = im.ControllerID
 	for _, br := range im.Brokers {
+		if br.Fenced {
+			continue // Kafka lists the live (unfenced) brokers only
+		}
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port, rb.Rack = br.NodeID, br.Host, br.Port, br.Rack
 		resp.Brokers = append(resp.Brokers, rb)
 	}
 	if req.IncludeClusterAuthorizedOperations {
-		var ops int32
-		for _, op := range clusterOperations {
-			ops |= 1 << op
-		}
-		resp.ClusterAuthorizedOperations = ops
+		resp.ClusterAuthorizedOperations = operationsField(clusterOperations)
 	}
 	r.respond(resp)
 }

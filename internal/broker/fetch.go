@@ -25,6 +25,11 @@ package broker
 // which may advance the high watermark (waking acks=all producers), and
 // reads for it up to the log end rather than the high watermark.
 //
+// From v16 (KIP-951) a NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH
+// partition names the current leader and epoch that metadata knows (tagged
+// field 1), and the response lists those leaders' endpoints (tagged field
+// 0), as Kafka, so consumers can redirect without a metadata round trip.
+//
 // The response body is encoded here rather than by kmsg because its record
 // fields are file regions; the layout follows the FetchResponse schema.
 
@@ -35,6 +40,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/silkworm/silkworm/internal/metadata"
 	"github.com/silkworm/silkworm/internal/storage"
 	"github.com/silkworm/silkworm/internal/wire"
 )
@@ -73,7 +79,7 @@ func handleFetch(b *Broker, r *request) {
 	}
 	topics, total, anyErr := b.readFetch(r, req, replicaID)
 	if total >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || anyErr {
-		r.respondRaw(encodeFetch(r, topics))
+		r.respondRaw(encodeFetch(r, topics, b.fetchCurrentLeaders(r, topics)...))
 		return
 	}
 	go b.waitFetch(r, req, replicaID)
@@ -109,12 +115,12 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 		case <-wake:
 			topics, total, anyErr := b.readFetch(r, req, replicaID)
 			if total >= int64(req.MinBytes) || anyErr {
-				r.respondRaw(encodeFetch(r, topics))
+				r.respondRaw(encodeFetch(r, topics, b.fetchCurrentLeaders(r, topics)...))
 				return
 			}
 		case <-timer.C:
 			topics, _, _ := b.readFetch(r, req, replicaID)
-			r.respondRaw(encodeFetch(r, topics))
+			r.respondRaw(encodeFetch(r, topics, b.fetchCurrentLeaders(r, topics)...))
 			return
 		case <-r.c.done:
 			r.respondNone()
@@ -235,8 +241,45 @@ func (b *Broker) readFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 	return topics, total, anyErr
 }
 
-// encodeFetch writes a FetchResponse with record data as file regions.
-func encodeFetch(r *request, topics []fetchTopic) *wire.Response {
+// fetchCurrentLeaders fills the current leader of every partition that
+// failed with NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH and returns the
+// endpoints of those leaders (Fetch v16+).
+func (b *Broker) fetchCurrentLeaders(r *request, topics []fetchTopic) []*metadata.Broker {
+	if r.hdr.APIVersion < 16 {
+		return nil
+	}
+	var (
+		im     *metadata.Image
+		nodes  []*metadata.Broker
+		listed = map[int32]bool{}
+	)
+	for ti := range topics {
+		t := &topics[ti]
+		for pi := range t.parts {
+			p := &t.parts[pi]
+			if p.errorCode != kerr.NotLeaderForPartition.Code && p.errorCode != kerr.FencedLeaderEpoch.Code {
+				continue
+			}
+			if im == nil {
+				im = b.meta.Image()
+			}
+			leader, epoch, br := currentLeader(im, t.name, p.partition)
+			if br == nil {
+				continue
+			}
+			p.currentLeader, p.currentLeaderEpo = leader, epoch
+			if !listed[leader] {
+				listed[leader] = true
+				nodes = append(nodes, br)
+			}
+		}
+	}
+	return nodes
+}
+
+// encodeFetch writes a FetchResponse with record data as file regions;
+// nodes are the v16+ NodeEndpoints (from fetchCurrentLeaders).
+func encodeFetch(r *request, topics []fetchTopic, nodes ...*metadata.Broker) *wire.Response {
 	v := r.hdr.APIVersion
 	flexible := v >= 12
 	resp := wire.NewResponse(r.hdr.CorrelationID, flexible)
@@ -294,7 +337,15 @@ func encodeFetch(r *request, topics []fetchTopic) *wire.Response {
 				resp.AppendFile(p.read.File, p.read.Pos, size)
 				buf = resp.Tail()
 			}
-			if flexible {
+			switch {
+			case v >= 16 && p.currentLeader >= 0:
+				buf = append(buf, 1)                 // one partition tagged field:
+				buf = kbin.AppendUvarint(buf, 1)     // CurrentLeader
+				buf = kbin.AppendUvarint(buf, 4+4+1) // its size
+				buf = kbin.AppendInt32(buf, p.currentLeader)
+				buf = kbin.AppendInt32(buf, p.currentLeaderEpo)
+				buf = append(buf, 0) // its own tagged fields
+			case flexible:
 				buf = append(buf, 0) // partition tagged fields
 			}
 		}
@@ -302,7 +353,22 @@ func encodeFetch(r *request, topics []fetchTopic) *wire.Response {
 			buf = append(buf, 0) // topic tagged fields
 		}
 	}
-	if flexible {
+	switch {
+	case len(nodes) > 0:
+		var ne []byte // NodeEndpoints, response tagged field 0
+		ne = kbin.AppendCompactArrayLen(ne, len(nodes))
+		for _, n := range nodes {
+			ne = kbin.AppendInt32(ne, n.NodeID)
+			ne = kbin.AppendCompactString(ne, n.Host)
+			ne = kbin.AppendInt32(ne, n.Port)
+			ne = kbin.AppendCompactNullableString(ne, n.Rack)
+			ne = append(ne, 0) // node tagged fields
+		}
+		buf = append(buf, 1) // one response tagged field
+		buf = kbin.AppendUvarint(buf, 0)
+		buf = kbin.AppendUvarint(buf, uint32(len(ne)))
+		buf = append(buf, ne...)
+	case flexible:
 		buf = append(buf, 0) // response tagged fields
 	}
 	resp.SetTail(buf)

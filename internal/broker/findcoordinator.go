@@ -6,7 +6,8 @@ package broker
 // __consumer_offsets partition, which is created on first need. v4+ asks
 // for a batch of keys. Key type 1 (transactions): the leader of the
 // transactional id's __transaction_state partition, created on first
-// need. Other types get INVALID_REQUEST.
+// need. Other types get INVALID_REQUEST. An error answers node -1, host ""
+// and port -1, as Kafka.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,6 +37,7 @@ func (b *Broker) findCoordinator(key string, keyType int8) kmsg.FindCoordinatorR
 	c.Key = key
 	c.NodeID = -1
 	fail := func(code int16, msg string) kmsg.FindCoordinatorResponseCoordinator {
+		c.Port = -1 // Kafka's Node.noNode(): id -1, host "", port -1
 		c.ErrorCode = code
 		c.ErrorMessage = &msg
 		return c

@@ -6,13 +6,11 @@ package broker
 // (internal/txn: epoch bump, fencing, abort of an ongoing transaction),
 // off the io goroutine since that may write markers.
 // Producer ids come from the metadata store in blocks of 1000 and are
-// never reused, across restarts included. A v3+ request naming its
-// current producer id and epoch (KIP-360) gets the epoch bumped, or a new
-// id when the epoch would overflow.
+// never reused, across restarts included. Without a transactional id every
+// request gets a fresh producer id at epoch 0, as Kafka does, even when it
+// names its current id and epoch (KIP-360).
 
 import (
-	"math"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -27,11 +25,6 @@ func handleInitProducerID(b *Broker, r *request) {
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil && *req.TransactionalID != "" {
 		go r.respond(b.txns.coord.InitProducerID(req))
-		return
-	}
-	if req.ProducerID >= 0 && req.ProducerEpoch >= 0 && req.ProducerEpoch < math.MaxInt16-1 {
-		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch+1
-		r.respond(resp)
 		return
 	}
 	id, err := b.nextProducerID()

@@ -8,6 +8,10 @@ package broker
 // (v8+, the log start offset: no tiered storage). A timestamp >= 0 finds
 // the first record whose timestamp is at or after it, using the time index
 // and then the records of the one batch found.
+//
+// As Kafka: a partition named twice in one request gets INVALID_REQUEST
+// for each of its entries; an error or an offset not found answers
+// timestamp, offset and leader epoch -1.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -22,6 +26,16 @@ func init() { register(kmsg.ListOffsets, 1, 8, handleListOffsets) }
 func handleListOffsets(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	type topicPartition struct {
+		topic string
+		part  int32
+	}
+	seen := map[topicPartition]int{}
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			seen[topicPartition{rt.Topic, rp.Partition}]++
+		}
+	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
@@ -30,6 +44,11 @@ func handleListOffsets(b *Broker, r *request) {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset = -1, -1
+			if seen[topicPartition{rt.Topic, rp.Partition}] > 1 {
+				sp.ErrorCode = kerr.InvalidRequest.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			if ts == nil || rp.Partition < 0 || int(rp.Partition) >= len(ts.partitions) {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				st.Partitions = append(st.Partitions, sp)
@@ -42,7 +61,6 @@ func handleListOffsets(b *Broker, r *request) {
 				continue
 			}
 			epoch := p.LeaderEpoch()
-			sp.LeaderEpoch = epoch
 			switch {
 			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
 				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
@@ -72,6 +90,9 @@ func handleListOffsets(b *Broker, r *request) {
 						break
 					}
 					sp.Offset, sp.Timestamp = off, ts
+				}
+				if sp.ErrorCode == 0 && sp.Offset >= 0 {
+					sp.LeaderEpoch = epoch
 				}
 			}
 			st.Partitions = append(st.Partitions, sp)

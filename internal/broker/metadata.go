@@ -7,6 +7,12 @@ package broker
 // auto.create.topics.enable is set and the request allows it (v4+; always
 // in v0-3), with num.partitions and default.replication.factor; they are
 // returned at once with their leader. Internal topics are flagged.
+//
+// As Kafka: a topic named (or id given) twice is answered once; an
+// unknown id gets UNKNOWN_TOPIC_ID with the id echoed and a null name;
+// authorized operations (v8+) are INT32_MIN unless requested, and then,
+// with no authorizer, every operation the TOPIC (or, v8-10, CLUSTER)
+// resource supports.
 
 import (
 	"errors"
@@ -35,27 +41,47 @@ func handleMetadata(b *Broker, r *request) {
 	cid := im.ClusterID
 	resp.ClusterID = &cid
 	resp.ControllerID = im.ControllerID
+	if r.hdr.APIVersion >= 8 && r.hdr.APIVersion <= 10 && req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = operationsField(clusterOperations)
+	}
+	defer func() {
+		if r.hdr.APIVersion >= 8 && req.IncludeTopicAuthorizedOperations {
+			for i := range resp.Topics {
+				resp.Topics[i].AuthorizedOperations = operationsField(topicOperations)
+			}
+		}
+		r.respond(resp)
+	}()
 
 	all := req.Topics == nil || (r.hdr.APIVersion == 0 && len(req.Topics) == 0)
 	if all {
 		for _, name := range im.SortedTopics() {
 			resp.Topics = append(resp.Topics, metadataTopic(im, im.Topics[name]))
 		}
-		r.respond(resp)
 		return
 	}
 	autoCreate := b.cfg.AutoCreateTopicsEnable && (r.hdr.APIVersion < 4 || req.AllowAutoTopicCreation)
+	seenNames, seenIDs := map[string]bool{}, map[[16]byte]bool{}
 	for _, rt := range req.Topics {
 		var t *metadata.Topic
 		switch {
 		case rt.Topic != nil:
+			if seenNames[*rt.Topic] {
+				continue
+			}
+			seenNames[*rt.Topic] = true
 			t = im.Topics[*rt.Topic]
 		case rt.TopicID != [16]byte{}:
+			if seenIDs[rt.TopicID] {
+				continue
+			}
+			seenIDs[rt.TopicID] = true
 			t = im.TopicByID(rt.TopicID)
 			if t == nil {
-				rt := kmsg.NewMetadataResponseTopic()
-				rt.ErrorCode = kerr.UnknownTopicID.Code
-				resp.Topics = append(resp.Topics, rt)
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.TopicID = rt.TopicID
+				mt.ErrorCode = kerr.UnknownTopicID.Code
+				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
 		}
@@ -87,7 +113,20 @@ func handleMetadata(b *Broker, r *request) {
 		}
 		resp.Topics = append(resp.Topics, metadataTopic(im, t))
 	}
-	r.respond(resp)
+}
+
+// ACL operation codes of the operations the TOPIC resource supports
+// (Kafka's AclOperation: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7,
+// DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11).
+var topicOperations = []int32{3, 4, 5, 6, 7, 8, 10, 11}
+
+// operationsField is Kafka's bit field of authorized operations.
+func operationsField(ops []int32) int32 {
+	var f int32
+	for _, op := range ops {
+		f |= 1 << op
+	}
+	return f
 }
 
 func metadataTopic(im *metadata.Image, t *metadata.Topic) kmsg.MetadataResponseTopic {

@@ -19,6 +19,11 @@ package broker
 // holds the last stable offset back until its marker. Whether the
 // partition was added to the transaction is not verified (KIP-890).
 // Control batches from clients get INVALID_RECORD.
+//
+// A failed partition answers base offset -1, as Kafka. From v10 (KIP-951)
+// a NOT_LEADER_OR_FOLLOWER answer names the current leader and epoch, and
+// the response lists that leader's endpoint, so clients can redirect
+// without a metadata round trip.
 
 import (
 	"encoding/binary"
@@ -29,6 +34,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/silkworm/silkworm/internal/metadata"
 	"github.com/silkworm/silkworm/internal/partition"
 	"github.com/silkworm/silkworm/internal/record"
 )
@@ -69,6 +75,14 @@ func handleProduce(b *Broker, r *request) {
 		r.respondNone()
 		return
 	}
+	b.respondProduce(r, resp)
+}
+
+// respondProduce sends a produce response, naming current leaders from v10.
+func (b *Broker) respondProduce(r *request, resp *kmsg.ProduceResponse) {
+	if r.hdr.APIVersion >= 10 {
+		b.produceCurrentLeaders(resp)
+	}
 	r.respond(resp)
 }
 
@@ -85,6 +99,7 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 	sp := kmsg.NewProduceResponseTopicPartition()
 	sp.Partition = rp.Partition
 	fail := func(code int16, msg string) (kmsg.ProduceResponseTopicPartition, produceWait) {
+		sp.BaseOffset = -1
 		sp.ErrorCode = code
 		if msg != "" {
 			sp.ErrorMessage = &msg
@@ -154,6 +169,52 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 	return sp, produceWait{}
 }
 
+// produceCurrentLeaders fills, for every NOT_LEADER_OR_FOLLOWER partition,
+// the leader and leader epoch that metadata knows, and adds the endpoints
+// of those leaders to the response (Produce v10+, KIP-951).
+func (b *Broker) produceCurrentLeaders(resp *kmsg.ProduceResponse) {
+	var im *metadata.Image
+	listed := map[int32]bool{}
+	for ti := range resp.Topics {
+		rt := &resp.Topics[ti]
+		for pi := range rt.Partitions {
+			sp := &rt.Partitions[pi]
+			if sp.ErrorCode != kerr.NotLeaderForPartition.Code {
+				continue
+			}
+			if im == nil {
+				im = b.meta.Image()
+			}
+			leader, epoch, br := currentLeader(im, rt.Topic, sp.Partition)
+			if br == nil {
+				continue
+			}
+			sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = leader, epoch
+			if !listed[leader] {
+				listed[leader] = true
+				pb := kmsg.NewProduceResponseBroker()
+				pb.NodeID, pb.Host, pb.Port, pb.Rack = br.NodeID, br.Host, br.Port, br.Rack
+				resp.Brokers = append(resp.Brokers, pb)
+			}
+		}
+	}
+}
+
+// currentLeader returns the leader of a partition as metadata knows it,
+// with its epoch and live broker, or a nil broker when it has none.
+func currentLeader(im *metadata.Image, topic string, part int32) (int32, int32, *metadata.Broker) {
+	t := im.Topics[topic]
+	if t == nil || part < 0 || int(part) >= len(t.Partitions) {
+		return -1, -1, nil
+	}
+	pa := t.Partitions[part]
+	br := im.BrokerByID(pa.Leader)
+	if pa.Leader < 0 || br == nil || br.Fenced {
+		return -1, -1, nil
+	}
+	return pa.Leader, pa.LeaderEpoch, br
+}
+
 // waitProduce answers an acks=all produce once the ISR holds every
 // appended batch, or when the request's timeout passes (REQUEST_TIMED_OUT
 // for the partitions still waiting). It runs on its own goroutine.
@@ -183,7 +244,7 @@ func (b *Broker) waitProduce(r *request, req *kmsg.ProduceRequest, resp *kmsg.Pr
 		}
 		waits = pending
 		if len(waits) == 0 {
-			r.respond(resp)
+			b.respondProduce(r, resp)
 			return
 		}
 		select {
@@ -192,7 +253,7 @@ func (b *Broker) waitProduce(r *request, req *kmsg.ProduceRequest, resp *kmsg.Pr
 			for _, w := range waits {
 				resp.Topics[w.topic].Partitions[w.part].ErrorCode = kerr.RequestTimedOut.Code
 			}
-			r.respond(resp)
+			b.respondProduce(r, resp)
 			return
 		case <-r.c.done:
 			r.respondNone()
