@@ -354,7 +354,9 @@ func TestCleanerMaxCompactionLag(t *testing.T) {
 }
 
 func TestCleanerThreadCompactsInBackground(t *testing.T) {
-	env := newEnv(t, compactConfig())
+	cfg := compactConfig()
+	cfg.FileDeleteDelayMs = 60000 // the test reads while passes keep swapping segments
+	env := newEnv(t, cfg)
 	mc := env.managerConfig()
 	mc.CleanerEnable, mc.CleanerThreads, mc.CleanerBackoffMs = true, 2, 5
 	m, err := OpenManager(mc, func(string) Config { return env.cfg })
