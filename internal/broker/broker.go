@@ -94,6 +94,13 @@ func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+		// Act only on a current image: a restarted node replays history
+		// first, in which its topics may not exist yet (and would look
+		// like strays to delete) and it may lead at old epochs.
+		if err := q.CatchUp(nil); err != nil {
+			q.Close()
+			return nil, fmt.Errorf("metadata quorum: catch up: %w", err)
+		}
 		b.repl = replication.NewManager(replicationConfig(cfg, b))
 	} else {
 		b.meta, err = metadata.OpenLocal(cfg.LogDirs[0], self, cfg.ClusterID)

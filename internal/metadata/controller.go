@@ -3,6 +3,7 @@ package metadata
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -46,6 +47,9 @@ const (
 	opAlterPartition     = "alter_partition"
 	opElectLeaders       = "elect_leaders"
 	opReassign           = "reassign_partitions"
+	// opAppliedEpoch asks any node (not the controller) for the epoch of
+	// the image it has applied; see controller.waitPropagated.
+	opAppliedEpoch = "applied_epoch"
 )
 
 // controller is the active-controller state of a Quorum: it exists on
@@ -172,7 +176,11 @@ func (c *controller) handle(req *request) (any, error) {
 		for i, replicas := range c.assign(live, req.Partitions, int(req.RF), 0) {
 			t.Partitions = append(t.Partitions, Partition{Partition: int32(i), Replicas: replicas})
 		}
-		return q.applyRecord(&record{Type: recCreateTopic, Topic: t})
+		v, err := q.applyRecord(&record{Type: recCreateTopic, Topic: t})
+		if err == nil {
+			c.waitPropagated(q.image.Load().Epoch)
+		}
+		return v, err
 	case opCreatePartitions:
 		t := im.Topics[req.Name]
 		if t == nil {
@@ -192,8 +200,12 @@ func (c *controller) handle(req *request) (any, error) {
 			return nil, fmt.Errorf("%w: replication factor: %d larger than available brokers: %d",
 				ErrInvalidReplicas, rf, len(live))
 		}
-		return q.applyRecord(&record{Type: recCreatePartitions, Name: req.Name, Count: req.Count,
+		v, err := q.applyRecord(&record{Type: recCreatePartitions, Name: req.Name, Count: req.Count,
 			Assignments: c.assign(live, int32(req.Count)-cur, rf, cur)})
+		if err == nil {
+			c.waitPropagated(q.image.Load().Epoch)
+		}
+		return v, err
 	case opDeleteTopic:
 		return q.applyRecord(&record{Type: recDeleteTopic, Name: req.Name})
 	case opSetTopicConfigs:
@@ -219,6 +231,52 @@ func (c *controller) handle(req *request) (any, error) {
 		return q.applyRecord(&record{Type: recReassign, Reassign: req.Reassign})
 	}
 	return nil, fmt.Errorf("%w: unknown metadata request %q", ErrInvalidRequest, req.Op)
+}
+
+// waitPropagated waits, for at most twice the election timeout, until
+// every reachable node of the Raft configuration has applied the image of
+// epoch target, so that a topic or partition is known to every live broker
+// before its creation is acknowledged.
+//
+// Raft commits a record once a majority has it, but followers apply it only
+// when a later AppendEntries tells them the commit index (within
+// CommitTimeout). Without this wait, a controller that dies in that window
+// leaves a created topic unknown to the other brokers until a new
+// controller is elected, and they answer UNKNOWN_TOPIC_OR_PARTITION for
+// it, which clients (franz-go) give up on after a few tries. A node that
+// does not answer is down and is skipped; it will replay the log.
+func (c *controller) waitPropagated(target int64) {
+	q := c.q
+	f := q.raft.GetConfiguration()
+	if f.Error() != nil {
+		return
+	}
+	deadline := time.Now().Add(2 * q.cfg.ElectionTimeout)
+	self := serverID(q.cfg.NodeID)
+	for _, s := range f.Configuration().Servers {
+		if s.ID == self {
+			continue
+		}
+		for {
+			resp, err := forward(string(s.Address), &request{Op: opAppliedEpoch}, time.Until(deadline))
+			if err != nil || resp.Code != "" {
+				break // down, or too old to answer: not waited for
+			}
+			var epoch int64
+			if json.Unmarshal(resp.Result, &epoch) != nil || epoch >= target {
+				break
+			}
+			if time.Now().After(deadline) {
+				q.log.Warn("metadata change not yet applied by a node", "node.id", s.ID, "epoch", epoch, "want", target)
+				return
+			}
+			select {
+			case <-q.stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
 }
 
 // register adds a broker-only node to the Raft configuration as a

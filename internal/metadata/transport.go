@@ -171,7 +171,13 @@ func (q *Quorum) serveForward(c net.Conn) {
 		return
 	}
 	var resp response
-	val, err := q.ctrl.handle(&req)
+	var val any
+	var err error
+	if req.Op == opAppliedEpoch {
+		val = q.image.Load().Epoch // any node answers, controller or not
+	} else {
+		val, err = q.ctrl.handle(&req)
+	}
 	if err != nil {
 		resp.Code, resp.Msg = encodeError(err)
 		if errors.Is(err, ErrNotController) {
