@@ -58,8 +58,13 @@ func runServer(args []string) error {
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	s := <-sigs
-	log.Info("shutting down", "signal", s.String())
+	select {
+	case s := <-sigs:
+		log.Info("shutting down", "signal", s.String())
+	case <-b.Failed():
+		b.Close()
+		return fmt.Errorf("every log dir is offline after an I/O error (see the log above); stopped")
+	}
 	if err := b.Close(); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}

@@ -19,6 +19,10 @@ import (
 	"github.com/silkworm/silkworm/internal/storage"
 )
 
+// storageFS is the file system logs are kept on; tests swap in an
+// error-injecting one.
+var storageFS = storage.OSFS
+
 // topicState is what the broker keeps per topic: its id, resolved
 // config, and local partition replicas.
 type topicState struct {
@@ -51,6 +55,11 @@ type Broker struct {
 	// broker resource).
 	brokerDyn map[string]string
 
+	// failed is closed when every log dir has gone offline (Failed).
+	failed     chan struct{}
+	failedOnce sync.Once
+	stopWatch  chan struct{}
+
 	groups *group.Coordinator // consumer groups and committed offsets (groups.go)
 	// groupOps runs coordinator partition loads and unloads in order
 	// (cluster.go, groupOp).
@@ -69,7 +78,8 @@ func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	b := &Broker{cfg: cfg, log: log, nodeID: cfg.NodeID, topics: map[string]*topicState{}}
+	b := &Broker{cfg: cfg, log: log, nodeID: cfg.NodeID, topics: map[string]*topicState{},
+		failed: make(chan struct{}), stopWatch: make(chan struct{})}
 	for _, d := range cfg.LogDirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("log dir %s: %w", d, err)
@@ -114,7 +124,7 @@ func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
 		Dirs:                              cfg.LogDirs,
 		NodeID:                            cfg.NodeID,
 		ClusterID:                         im.ClusterID,
-		FS:                                storage.OSFS,
+		FS:                                storageFS,
 		Clock:                             time.Now,
 		RetentionCheckIntervalMs:          cfg.LogRetentionCheckIntervalMs,
 		FlushCheckIntervalMs:              cfg.LogFlushSchedulerIntervalMs,
@@ -200,6 +210,7 @@ func (b *Broker) Start() error {
 	}
 	b.srv = newServer(b, ln)
 	b.srv.start()
+	go b.watchLogDirs()
 	b.log.Info("silkworm broker started", "node.id", b.nodeID, "listener", ln.Addr().String(),
 		"log.dirs", b.cfg.LogDirs)
 	return nil
@@ -235,6 +246,7 @@ func (b *Broker) Close() error {
 		}
 	}
 	if b.srv != nil {
+		close(b.stopWatch)
 		b.srv.close()
 	}
 	if b.isr != nil {
@@ -468,4 +480,35 @@ func (b *Broker) controller() (int32, bool) {
 		return -1, false
 	}
 	return b.cluster.Leader()
+}
+
+// Failed is closed when every log dir of the broker has gone offline after
+// an I/O error. Kafka halts such a broker; the server command shuts down
+// (a controlled shutdown first, so leadership moves to healthy replicas)
+// and exits non-zero.
+func (b *Broker) Failed() <-chan struct{} { return b.failed }
+
+// watchLogDirs closes failed once no log dir is online any more.
+func (b *Broker) watchLogDirs() {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stopWatch:
+			return
+		case <-t.C:
+		}
+		dirs := b.logs.Dirs()
+		online := 0
+		for _, offline := range dirs {
+			if !offline {
+				online++
+			}
+		}
+		if len(dirs) > 0 && online == 0 {
+			b.log.Error("every log dir is offline after an I/O error; the broker must stop", "log.dirs", b.cfg.LogDirs)
+			b.failedOnce.Do(func() { close(b.failed) })
+			return
+		}
+	}
 }
