@@ -123,7 +123,7 @@ func (tb *testBroker) produce(ctx context.Context, topic string, partition int32
 // deadline; it never asserts how long the wait took.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for: %s", what)
