@@ -3,16 +3,15 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/help/*.golden from the current output")
+	"github.com/silkworm/silkworm/internal/tools/golden"
+)
 
 // TestMain lets a test run the real command line: with SILKWORM_TEST_MAIN=1
 // the test binary is the silkworm binary, its arguments the command's.
@@ -84,7 +83,7 @@ func TestToolHelpGolden(t *testing.T) {
 				t.Errorf("%s --help lacks Kafka's option table:\n%s", name, out)
 			}
 			path := filepath.Join("testdata", "help", name+".golden")
-			if *update {
+			if golden.Update() {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					t.Fatal(err)
 				}

@@ -3,15 +3,13 @@ package dumplog
 import (
 	"bytes"
 	"encoding/binary"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/silkworm/silkworm/internal/record"
+	"github.com/silkworm/silkworm/internal/tools/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the testdata/*.golden files")
 
 // goldenDir is resolved before any test changes the working directory.
 var goldenDir, _ = filepath.Abs("testdata")
@@ -19,20 +17,7 @@ var goldenDir, _ = filepath.Abs("testdata")
 // checkGolden compares got with testdata/name.golden, or rewrites it under -update.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join(goldenDir, name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join(goldenDir, name+".golden"), got)
 }
 
 // writeSegment writes a small segment with base offset 100 into dir: a plain

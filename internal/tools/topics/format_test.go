@@ -2,30 +2,15 @@ package topics
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the testdata/*.golden files")
+	"github.com/silkworm/silkworm/internal/tools/golden"
+)
 
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s\n--- got ---\n%q\n--- want ---\n%q", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 func strp(s string) *string { return &s }
