@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -685,4 +686,20 @@ func (c *clientConfig) resolveProducer() error {
 		}
 	}
 	return nil
+}
+
+// NewAdmin is what every admin tool does first: load --command-config,
+// point it at --bootstrap-server, and connect (see NewClient). The caller
+// closes the returned client.
+func NewAdmin(ctx context.Context, commandConfig, bootstrap string) (*kgo.Client, *kadm.Client, error) {
+	props, err := LoadProps(commandConfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	props["bootstrap.servers"] = bootstrap
+	cl, err := NewClient(ctx, Admin, props)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cl, kadm.NewClient(cl), nil
 }

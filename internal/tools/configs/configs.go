@@ -176,17 +176,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *alter && !p.Has("add-config") && !p.Has("delete-config") {
 		return errors.New("must specify --add-config or --delete-config with --alter")
 	}
-	props, err := cli.LoadProps(*commandConfig)
-	if err != nil {
-		return err
-	}
-	props["bootstrap.servers"] = *bootstrap
-	cl, err := cli.NewClient(ctx, cli.Admin, props)
+	cl, adm, err := cli.NewAdmin(ctx, *commandConfig, *bootstrap)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
 	if *alter {
 		return alterConfigs(ctx, adm, typ, name, *addConfig, *deleteConfig, stdout)
 	}

@@ -134,17 +134,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
-	props, err := cli.LoadProps(*o.commandConfig)
-	if err != nil {
-		return err
-	}
-	props["bootstrap.servers"] = *o.bootstrap
-	cl, err := cli.NewClient(ctx, cli.Admin, props)
+	cl, adm, err := cli.NewAdmin(ctx, *o.commandConfig, *o.bootstrap)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(*o.timeoutMs)*time.Millisecond+10*time.Second)
 	defer cancel()
 	s := &service{o: o, adm: adm, out: stdout, errOut: stderr}

@@ -91,17 +91,11 @@ func RunGetOffsets(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	props, err := cli.LoadProps(*commandConfig)
-	if err != nil {
-		return err
-	}
-	props["bootstrap.servers"] = *bootstrap
-	cl, err := cli.NewClient(ctx, cli.Admin, props)
+	cl, adm, err := cli.NewAdmin(ctx, *commandConfig, *bootstrap)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
 	topics, err := adm.ListTopicsWithInternal(ctx)
 	if err != nil {
 		return fmt.Errorf("list topics: %w", err)
@@ -258,18 +252,13 @@ func RunDeleteRecords(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	props, err := cli.LoadProps(*commandConfig)
-	if err != nil {
-		return err
-	}
-	props["bootstrap.servers"] = *bootstrap
-	cl, err := cli.NewClient(ctx, cli.Admin, props)
+	cl, adm, err := cli.NewAdmin(ctx, *commandConfig, *bootstrap)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	fmt.Fprintln(stdout, "Executing records delete operation")
-	resps, err := kadm.NewClient(cl).DeleteRecords(ctx, os)
+	resps, err := adm.DeleteRecords(ctx, os)
 	if err != nil && len(resps) == 0 {
 		return fmt.Errorf("delete records: %w", err)
 	}

@@ -125,17 +125,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
-	props, err := cli.LoadProps(o.commandConfig)
-	if err != nil {
-		return err
-	}
-	props["bootstrap.servers"] = o.bootstrap
-	cl, err := cli.NewClient(ctx, cli.Admin, props)
+	cl, adm, err := cli.NewAdmin(ctx, o.commandConfig, o.bootstrap)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
 	switch {
 	case *o.create:
 		err = o.createTopic(ctx, cl, stdout)
