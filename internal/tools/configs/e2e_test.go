@@ -3,33 +3,19 @@ package configs
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/silkworm/silkworm/internal/broker"
-	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/broker/brokertest"
 )
 
 func TestConfigsEndToEnd(t *testing.T) {
-	cfg, err := config.Load("", []string{"listeners=PLAINTEXT://127.0.0.1:0", "log.dirs=" + t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := broker.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	addr := brokertest.Start(t)
 	ctx := context.Background()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +26,7 @@ func TestConfigsEndToEnd(t *testing.T) {
 	}
 	run := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
-		err := Run(ctx, append([]string{"--bootstrap-server", b.Addr()}, args...), &out, &errOut)
+		err := Run(ctx, append([]string{"--bootstrap-server", addr}, args...), &out, &errOut)
 		return out.String(), err
 	}
 	mustRun := func(args ...string) string {

@@ -3,8 +3,6 @@ package offsets
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,28 +12,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/silkworm/silkworm/internal/broker"
-	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/broker/brokertest"
 )
 
 // TestOffsetsEndToEnd runs get-offsets and delete-records against an
 // in-process broker holding 5 records in a-0 (timestamps base+0s..4s), 3 in
 // a-1 and none in b-0.
 func TestOffsetsEndToEnd(t *testing.T) {
-	cfg, err := config.Load("", []string{"listeners=PLAINTEXT://127.0.0.1:0", "log.dirs=" + t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := broker.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	addr := brokertest.Start(t)
 	ctx := context.Background()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +47,7 @@ func TestOffsetsEndToEnd(t *testing.T) {
 	get := func(args ...string) string {
 		t.Helper()
 		var out, errOut bytes.Buffer
-		if err := RunGetOffsets(ctx, append([]string{"--bootstrap-server", b.Addr()}, args...), &out, &errOut); err != nil {
+		if err := RunGetOffsets(ctx, append([]string{"--bootstrap-server", addr}, args...), &out, &errOut); err != nil {
 			t.Fatalf("get-offsets %q: %v (stderr %q)", args, err, errOut.String())
 		}
 		return out.String()
@@ -87,10 +73,10 @@ func TestOffsetsEndToEnd(t *testing.T) {
 	}
 	// The broker-list alias and unmatched filters.
 	var out, errOut bytes.Buffer
-	if err := RunGetOffsets(ctx, []string{"--broker-list", b.Addr(), "--topic", "b"}, &out, &errOut); err != nil || out.String() != "b:0:0\n" {
+	if err := RunGetOffsets(ctx, []string{"--broker-list", addr, "--topic", "b"}, &out, &errOut); err != nil || out.String() != "b:0:0\n" {
 		t.Errorf("--broker-list: %q %v", out.String(), err)
 	}
-	if err := RunGetOffsets(ctx, []string{"--bootstrap-server", b.Addr(), "--topic", "nope"}, &out, &errOut); err == nil {
+	if err := RunGetOffsets(ctx, []string{"--bootstrap-server", addr, "--topic", "nope"}, &out, &errOut); err == nil {
 		t.Error("an unmatched --topic: want an error")
 	}
 
@@ -101,7 +87,7 @@ func TestOffsetsEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out, errOut bytes.Buffer
-		err := RunDeleteRecords(ctx, []string{"--bootstrap-server", b.Addr(), "--offset-json-file", path}, &out, &errOut)
+		err := RunDeleteRecords(ctx, []string{"--bootstrap-server", addr, "--offset-json-file", path}, &out, &errOut)
 		return out.String(), err
 	}
 	got, err := del(`{"partitions":[{"topic":"a","partition":0,"offset":3},{"topic":"a","partition":1,"offset":-1}],"version":1}`)

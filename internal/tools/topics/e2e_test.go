@@ -3,32 +3,18 @@ package topics
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/silkworm/silkworm/internal/broker"
-	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/broker/brokertest"
 )
 
 func TestTopicsEndToEnd(t *testing.T) {
-	cfg, err := config.Load("", []string{"listeners=PLAINTEXT://127.0.0.1:0", "log.dirs=" + t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := broker.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	addr := brokertest.Start(t)
 	run := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
-		err := Run(context.Background(), append([]string{"--bootstrap-server", b.Addr()}, args...), &out, &errOut)
+		err := Run(context.Background(), append([]string{"--bootstrap-server", addr}, args...), &out, &errOut)
 		return out.String(), err
 	}
 	if out, err := run("--create", "--topic", "orders", "--partitions", "2", "--config", "retention.ms=1000"); err != nil || out != "Created topic orders.\n" {
