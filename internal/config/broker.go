@@ -219,6 +219,9 @@ var supportedBrokerKeys = func() map[string]bool {
 		"leader.imbalance.check.interval.seconds", "leader.imbalance.per.broker.percentage"} {
 		m[k] = true
 	}
+	for _, k := range securityKeys {
+		m[k] = true
+	}
 	return m
 }()
 
@@ -329,6 +332,21 @@ func build(static, dynDefault, dynBroker map[string]string) (*Broker, error) {
 			raw := l.in[key]
 			k, ok := brokerKeyIndex[key]
 			if !ok {
+				if _, lk, supported := splitListenerKey(key); supported {
+					// A per-listener override of a key Silkworm
+					// implements: validated as that key.
+					v := strings.TrimSpace(raw)
+					if k, ok := brokerKeyIndex[lk]; ok {
+						var err error
+						if v, err = checkValue(k, raw); err != nil {
+							errs = append(errs, fmt.Errorf("%s: %w", key, err))
+							continue
+						}
+					}
+					l.out[key] = v
+					b.values[key] = v
+					continue
+				}
 				if hasKnownPrefix(key) {
 					ignored[key] = true
 					l.out[key] = strings.TrimSpace(raw)

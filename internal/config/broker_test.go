@@ -249,15 +249,17 @@ func TestAllErrorsCollected(t *testing.T) {
 
 func TestIgnoredKnownKeys(t *testing.T) {
 	b := mustBroker(t, map[string]string{
-		"ssl.keystore.location":                  "/k.jks",
-		"zookeeper.connect":                      "zk:2181",
-		"listener.name.internal.ssl.client.auth": "required",
-		"background.threads":                     "4",
-		"num.io.threads":                         "4",
-		"log.retention.hours":                    "1",
-		"log.cleaner.delete.retention.ms":        "1000", // supplies delete.retention.ms: supported
+		"ssl.keystore.location":                           "/k.jks",
+		"zookeeper.connect":                               "zk:2181",
+		"listener.name.internal.ssl.client.auth":          "required",
+		"listener.name.internal.ssl.engine.factory.class": "x.Y",
+		"background.threads":                              "4",
+		"num.io.threads":                                  "4",
+		"log.retention.hours":                             "1",
+		"log.cleaner.delete.retention.ms":                 "1000", // supplies delete.retention.ms: supported
 	})
-	want := []string{"background.threads", "listener.name.internal.ssl.client.auth", "ssl.keystore.location", "zookeeper.connect"}
+	// ssl.* keys Silkworm implements are not ignored, per listener either.
+	want := []string{"background.threads", "listener.name.internal.ssl.engine.factory.class", "zookeeper.connect"}
 	if !reflect.DeepEqual(b.Ignored, want) {
 		t.Errorf("Ignored = %v, want %v", b.Ignored, want)
 	}
@@ -389,5 +391,30 @@ func TestKeyTables(t *testing.T) {
 	}
 	if len(BrokerKeys()) < 350 {
 		t.Errorf("only %d broker keys; the Kafka list is incomplete", len(BrokerKeys()))
+	}
+}
+
+func TestListenerValue(t *testing.T) {
+	b := mustBroker(t, map[string]string{
+		"ssl.client.auth":                                       "requested",
+		"listener.name.internal.ssl.client.auth":                "required",
+		"listener.name.external.scram-sha-256.sasl.jaas.config": "x required;",
+		"sasl.jaas.config":                                      "broker-wide required;",
+	})
+	if v, _ := b.ListenerValue("INTERNAL", "ssl.client.auth"); v != "required" {
+		t.Errorf("INTERNAL ssl.client.auth = %q, want the listener override", v)
+	}
+	if v, _ := b.ListenerValue("EXTERNAL", "ssl.client.auth"); v != "requested" {
+		t.Errorf("EXTERNAL ssl.client.auth = %q, want the broker-wide value", v)
+	}
+	if v, _ := b.ListenerMechanismValue("EXTERNAL", "SCRAM-SHA-256", "sasl.jaas.config"); v != "x required;" {
+		t.Errorf("mechanism jaas = %q", v)
+	}
+	if v, _ := b.ListenerMechanismValue("EXTERNAL", "PLAIN", "sasl.jaas.config"); v != "broker-wide required;" {
+		t.Errorf("fallback jaas = %q", v)
+	}
+	if _, err := NewBroker(map[string]string{"listener.name.internal.ssl.client.auth": "sometimes"}); err == nil ||
+		!strings.Contains(err.Error(), "listener.name.internal.ssl.client.auth") {
+		t.Errorf("an invalid per-listener value must be refused naming the key, got %v", err)
 	}
 }
