@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/silkworm/silkworm/internal/security/acl"
 )
 
 // request is a metadata change as asked by any node. The active
@@ -32,6 +34,10 @@ type request struct {
 	Alter    *alterPartitionRecord `json:"alter,omitempty"`
 	Elect    *electLeadersRecord   `json:"elect,omitempty"`
 	Reassign []Reassignment        `json:"reassign,omitempty"`
+
+	Scram  []ScramChange `json:"scram,omitempty"`
+	ACLs   []acl.Binding `json:"acls,omitempty"`
+	Quotas []QuotaChange `json:"quotas,omitempty"`
 }
 
 const (
@@ -47,6 +53,10 @@ const (
 	opAlterPartition     = "alter_partition"
 	opElectLeaders       = "elect_leaders"
 	opReassign           = "reassign_partitions"
+	opAlterScram         = "alter_scram_credentials"
+	opCreateACLs         = "create_acls"
+	opDeleteACLs         = "delete_acls"
+	opAlterClientQuotas  = "alter_client_quotas"
 	// opAppliedEpoch asks any node (not the controller) for the epoch of
 	// the image it has applied; see controller.waitPropagated.
 	opAppliedEpoch = "applied_epoch"
@@ -229,8 +239,28 @@ func (c *controller) handle(req *request) (any, error) {
 		return q.applyRecord(&record{Type: recElectLeaders, Elect: req.Elect})
 	case opReassign:
 		return q.applyRecord(&record{Type: recReassign, Reassign: req.Reassign})
+	case opAlterScram:
+		return c.applyPropagated(&record{Type: recAlterScram, Scram: req.Scram})
+	case opCreateACLs:
+		return c.applyPropagated(&record{Type: recCreateACLs, ACLs: req.ACLs})
+	case opDeleteACLs:
+		return c.applyPropagated(&record{Type: recDeleteACLs, ACLs: req.ACLs})
+	case opAlterClientQuotas:
+		return c.applyPropagated(&record{Type: recAlterClientQuotas, Quotas: req.Quotas})
 	}
 	return nil, fmt.Errorf("%w: unknown metadata request %q", ErrInvalidRequest, req.Op)
+}
+
+// applyPropagated appends r and, once it is applied, waits until every
+// reachable node has applied it too (waitPropagated). The security changes
+// use it: a client that created a SCRAM user or an ACL expects any broker
+// to enforce it once the change is acknowledged.
+func (c *controller) applyPropagated(r *record) (any, error) {
+	v, err := c.q.applyRecord(r)
+	if err == nil {
+		c.waitPropagated(c.q.image.Load().Epoch)
+	}
+	return v, err
 }
 
 // waitPropagated waits, for at most twice the election timeout, until

@@ -1,8 +1,21 @@
 // Package metadata holds the cluster metadata every broker works from:
 // brokers, topics and their ids, partition assignments, leaders, leader
-// epochs, ISR and configs. It is modelled on KRaft: changes are records
+// epochs, ISR and configs, and the security state (SCRAM credentials, ACL
+// bindings, client quotas). It is modelled on KRaft: changes are records
 // applied to an immutable Image, and brokers read the latest Image through
 // the Store interface, which two stores implement.
+//
+// Security state. As in KRaft, SCRAM credentials, ACLs and client quotas
+// are in the metadata (Image.Scram, ACLs, ClientQuotas), so every broker
+// enforces the same set and a restart replays it. One call of
+// AlterScramCredentials, CreateACLs, DeleteACLs or AlterClientQuotas is
+// one change (one record, one image). The store keeps the state canonical
+// (one credential per user and mechanism, ACLs without duplicates and
+// sorted, one quota entry per entity, none empty) and validates nothing
+// else: mechanisms, iterations, duplicate changes and quota keys are the
+// broker's to check. Both stores apply these changes with the same code
+// (security.go). A Quorum acknowledges them once every reachable node has
+// applied them, as it does topic creations.
 //
 // # Local
 //
@@ -22,6 +35,8 @@
 //	               request -> record, replica assignment, heartbeat
 //	               tracking and fencing
 //	fsm.go         the Raft FSM: applies records to a copy of the Image
+//	security.go    the security changes (SCRAM, ACLs, client quotas) as
+//	               both stores apply them
 //	records.go     the record encoding (JSON, versioned by "v")
 //	transport.go   the controller listener: Raft and forwarding on one port
 //

@@ -51,6 +51,10 @@ var (
 	// ErrInvalidReplicaAssignment: a reassignment names unknown brokers or
 	// repeats one (INVALID_REPLICA_ASSIGNMENT).
 	ErrInvalidReplicaAssignment = errors.New("invalid replica assignment")
+	// ErrResourceNotFound: a change names something that does not exist,
+	// such as the deletion of a SCRAM credential the user does not have
+	// (RESOURCE_NOT_FOUND).
+	ErrResourceNotFound = errors.New("resource not found")
 )
 
 // wireErrors names the sentinel errors that cross the forwarding RPC, so
@@ -74,6 +78,7 @@ var wireErrors = map[string]error{
 	"eligible_not_avail":   ErrEligibleLeadersNotAvailable,
 	"no_reassignment":      ErrNoReassignmentInProgress,
 	"invalid_assignment":   ErrInvalidReplicaAssignment,
+	"resource_not_found":   ErrResourceNotFound,
 }
 
 // remoteError is an error decoded from the forwarding RPC: the leader's
@@ -146,5 +151,39 @@ func (r *ReassignmentResult) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*r = ReassignmentResult{TopicPartition: TopicPartition{Topic: w.Topic, Partition: w.Partition}, Err: decodeError(w.Code, w.Msg)}
+	return nil
+}
+
+// changeErrors is one error per change of a batch (nil: applied), as
+// AlterScramCredentials returns it. Its JSON form keeps each error's
+// sentinel across the forwarding RPC.
+type changeErrors []error
+
+// errorJSON is how one error crosses the forwarding RPC.
+type errorJSON struct {
+	Code string `json:"code,omitempty"`
+	Msg  string `json:"msg,omitempty"`
+}
+
+// MarshalJSON implements json.Marshaler.
+func (e changeErrors) MarshalJSON() ([]byte, error) {
+	out := make([]errorJSON, len(e))
+	for i, err := range e {
+		out[i].Code, out[i].Msg = encodeError(err)
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (e *changeErrors) UnmarshalJSON(b []byte) error {
+	var in []errorJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	out := make(changeErrors, len(in))
+	for i, w := range in {
+		out[i] = decodeError(w.Code, w.Msg)
+	}
+	*e = out
 	return nil
 }

@@ -204,6 +204,17 @@ func (x *txn) apply(r *record, index int64) (any, error) {
 		return x.electLeaders(r.Elect), nil
 	case recReassign:
 		return x.reassign(r.Reassign), nil
+	case recAlterScram:
+		return x.alterScram(r.Scram), nil
+	case recCreateACLs:
+		x.createACLs(r.ACLs)
+		return nil, nil
+	case recDeleteACLs:
+		x.deleteACLs(r.ACLs)
+		return nil, nil
+	case recAlterClientQuotas:
+		x.alterClientQuotas(r.Quotas)
+		return nil, nil
 	}
 	return nil, fmt.Errorf("%w: unknown metadata record type %q", ErrInvalidRequest, r.Type)
 }

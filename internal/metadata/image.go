@@ -5,6 +5,10 @@ import (
 	"encoding/base64"
 	"maps"
 	"slices"
+
+	"github.com/silkworm/silkworm/internal/quota"
+	"github.com/silkworm/silkworm/internal/security"
+	"github.com/silkworm/silkworm/internal/security/acl"
 )
 
 // TopicID is a topic's UUID.
@@ -105,6 +109,24 @@ type Image struct {
 	Topics         map[string]*Topic `json:"topics"`
 	BrokerConfigs  map[string]string `json:"broker_configs,omitempty"`
 	NextProducerID int64             `json:"next_producer_id"`
+
+	// The security state, as KRaft keeps it in the metadata log so that
+	// every broker enforces the same set (see security.go). Readers must
+	// not modify it: it is shared between images. A change that does not
+	// touch a field leaves it identical (same map, same backing array) in
+	// the next image, and one that does replaces it with a new one, so a
+	// subscriber can tell "unchanged" by identity.
+
+	// Scram maps a user to its SCRAM credentials, one per mechanism,
+	// sorted by mechanism.
+	Scram map[string][]security.ScramCredential `json:"scram,omitempty"`
+	// ACLs are the ACL bindings, without duplicates, sorted by resource
+	// type, pattern type, resource name, principal, host, operation and
+	// permission.
+	ACLs []acl.Binding `json:"acls,omitempty"`
+	// ClientQuotas are the client quotas, one entry per entity, sorted by
+	// entity; an entity without values has no entry.
+	ClientQuotas []quota.Entry `json:"client_quotas,omitempty"`
 }
 
 // BrokerByID finds a registered broker, or returns nil.
@@ -132,7 +154,9 @@ func (im *Image) SortedTopics() []string {
 	return slices.Sorted(maps.Keys(im.Topics))
 }
 
-// clone makes a copy deep enough to change topics and configs.
+// clone makes a copy deep enough to change topics and configs. Scram, ACLs
+// and ClientQuotas are shared with im: a change replaces them with new
+// ones and never writes into them (see txn.alterScram and the others).
 func (im *Image) clone() *Image {
 	c := *im
 	c.Brokers = slices.Clone(im.Brokers)

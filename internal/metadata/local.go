@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/silkworm/silkworm/internal/security/acl"
 )
 
 // Errors returned by store changes; handlers map them to Kafka codes.
@@ -233,4 +235,68 @@ func (s *Local) AllocateProducerIDs(n int64) (int64, error) {
 		return 0, err
 	}
 	return first, nil
+}
+
+// AlterScramCredentials applies changes in order, persists the result and
+// returns one error per change: nil when applied, ErrResourceNotFound when
+// it deletes a credential that does not exist.
+func (s *Local) AlterScramCredentials(changes []ScramChange) ([]error, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(changes) == 0 {
+		return []error{}, nil
+	}
+	tx := newTxn(s.image)
+	errs := tx.alterScram(changes)
+	if err := s.publishLocked(tx.im); err != nil {
+		return nil, err
+	}
+	return errs, nil
+}
+
+// CreateACLs adds bindings; one already present is not duplicated. A
+// binding with an enum value that cannot be stored fails the call with
+// ErrInvalidRequest.
+func (s *Local) CreateACLs(bindings []acl.Binding) error {
+	if err := checkBindings(bindings); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(bindings) == 0 {
+		return nil
+	}
+	tx := newTxn(s.image)
+	tx.createACLs(bindings)
+	return s.publishLocked(tx.im)
+}
+
+// DeleteACLs removes exactly bindings; absent ones are ignored.
+func (s *Local) DeleteACLs(bindings []acl.Binding) error {
+	bindings = storableOnly(bindings)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(bindings) == 0 {
+		return nil
+	}
+	tx := newTxn(s.image)
+	tx.deleteACLs(bindings)
+	return s.publishLocked(tx.im)
+}
+
+// AlterClientQuotas applies changes in order; an entity left without
+// values is removed. A NaN or infinite value fails the call with
+// ErrInvalidRequest.
+func (s *Local) AlterClientQuotas(changes []QuotaChange) error {
+	if err := checkQuotaChanges(changes); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(changes) == 0 {
+		return nil
+	}
+	tx := newTxn(s.image)
+	tx.alterClientQuotas(changes)
+	return s.publishLocked(tx.im)
 }

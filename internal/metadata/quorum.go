@@ -19,6 +19,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/silkworm/silkworm/internal/security/acl"
 )
 
 // QuorumConfig configures a Quorum node.
@@ -556,6 +558,63 @@ func (q *Quorum) SetBrokerConfigs(configs map[string]string) error {
 // AllocateProducerIDs reserves n producer ids and returns the first.
 func (q *Quorum) AllocateProducerIDs(n int64) (int64, error) {
 	return call[int64](q, &request{Op: opAllocateProducers, Count: n})
+}
+
+// AlterScramCredentials applies changes in order, in one record, and
+// returns one error per change: nil when applied, ErrResourceNotFound when
+// it deletes a credential that does not exist. Like every security change
+// it returns once every reachable node has applied it.
+func (q *Quorum) AlterScramCredentials(changes []ScramChange) ([]error, error) {
+	if len(changes) == 0 {
+		return []error{}, nil
+	}
+	errs, err := call[changeErrors](q, &request{Op: opAlterScram, Scram: changes})
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) != len(changes) {
+		return nil, fmt.Errorf("metadata %s: %d results for %d changes", opAlterScram, len(errs), len(changes))
+	}
+	return errs, nil
+}
+
+// CreateACLs adds bindings, in one record; one already present is not
+// duplicated. A binding with an enum value that cannot be stored fails the
+// call with ErrInvalidRequest.
+func (q *Quorum) CreateACLs(bindings []acl.Binding) error {
+	if err := checkBindings(bindings); err != nil {
+		return err
+	}
+	if len(bindings) == 0 {
+		return nil
+	}
+	_, err := call[any](q, &request{Op: opCreateACLs, ACLs: bindings})
+	return err
+}
+
+// DeleteACLs removes exactly bindings, in one record; absent ones are
+// ignored.
+func (q *Quorum) DeleteACLs(bindings []acl.Binding) error {
+	bindings = storableOnly(bindings)
+	if len(bindings) == 0 {
+		return nil
+	}
+	_, err := call[any](q, &request{Op: opDeleteACLs, ACLs: bindings})
+	return err
+}
+
+// AlterClientQuotas applies changes in order, in one record; an entity
+// left without values is removed. A NaN or infinite value fails the call
+// with ErrInvalidRequest.
+func (q *Quorum) AlterClientQuotas(changes []QuotaChange) error {
+	if err := checkQuotaChanges(changes); err != nil {
+		return err
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	_, err := call[any](q, &request{Op: opAlterClientQuotas, Quotas: changes})
+	return err
 }
 
 // RegisterBroker registers (or re-registers) broker b. A broker-only node

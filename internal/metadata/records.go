@@ -3,6 +3,8 @@ package metadata
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/silkworm/silkworm/internal/security/acl"
 )
 
 // recordVersion is the version of the record encoding. A node refuses to
@@ -28,6 +30,10 @@ const (
 	recAlterPartition     recordType = "alter_partition"
 	recElectLeaders       recordType = "elect_leaders"
 	recReassign           recordType = "reassign_partitions"
+	recAlterScram         recordType = "alter_scram_credentials"
+	recCreateACLs         recordType = "create_acls"
+	recDeleteACLs         recordType = "delete_acls"
+	recAlterClientQuotas  recordType = "alter_client_quotas"
 )
 
 // record is one entry of the metadata log, JSON encoded. Every decision
@@ -50,6 +56,12 @@ type record struct {
 	Alter    *alterPartitionRecord `json:"alter,omitempty"`
 	Elect    *electLeadersRecord   `json:"elect,omitempty"`
 	Reassign []Reassignment        `json:"reassign,omitempty"`
+
+	// The security records (security.go); each carries one call's changes
+	// so that the call is atomic.
+	Scram  []ScramChange `json:"scram,omitempty"`
+	ACLs   []acl.Binding `json:"acls,omitempty"`
+	Quotas []QuotaChange `json:"quotas,omitempty"`
 }
 
 type alterPartitionRecord struct {

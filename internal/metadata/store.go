@@ -1,5 +1,7 @@
 package metadata
 
+import "github.com/silkworm/silkworm/internal/security/acl"
+
 // Store is what a broker needs from its metadata store. Local (one node)
 // and Quorum (a Raft-replicated cluster) implement it.
 type Store interface {
@@ -18,6 +20,23 @@ type Store interface {
 	SetSelf(self Broker) error
 	// AllocateProducerIDs reserves n producer ids and returns the first.
 	AllocateProducerIDs(n int64) (int64, error)
+
+	// The security state. Each call is atomic: all its changes are in
+	// one image. Validation (mechanisms, iterations, duplicates, quota
+	// keys, filters) is the caller's; the store only refuses what it
+	// cannot persist (ErrInvalidRequest).
+
+	// AlterScramCredentials applies changes in order and returns one
+	// error per change: nil when applied, ErrResourceNotFound when it
+	// deletes a credential that does not exist.
+	AlterScramCredentials(changes []ScramChange) ([]error, error)
+	// CreateACLs adds bindings; one already present is not duplicated.
+	CreateACLs(bindings []acl.Binding) error
+	// DeleteACLs removes exactly bindings; absent ones are ignored.
+	DeleteACLs(bindings []acl.Binding) error
+	// AlterClientQuotas applies changes in order; an entity left
+	// without values is removed.
+	AlterClientQuotas(changes []QuotaChange) error
 }
 
 var (

@@ -2,6 +2,7 @@ package replication
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -14,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/silkworm/silkworm/internal/partition"
 	"github.com/silkworm/silkworm/internal/record"
@@ -31,7 +34,11 @@ type Config struct {
 	FetchBackoff     time.Duration // replica.fetch.backoff.ms
 	SocketTimeout    time.Duration // replica.socket.timeout.ms
 	ReceiveBuffer    int           // replica.socket.receive.buffer.bytes
-	Logger           *slog.Logger
+	// TLS and SASL are how fetchers reach leaders: the inter-broker
+	// listener's security (nil: PLAINTEXT).
+	TLS    *tls.Config
+	SASL   sasl.Mechanism
+	Logger *slog.Logger
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -161,22 +168,40 @@ type fetcher struct {
 func newFetcher(m *Manager, key fetcherKey) (*fetcher, error) {
 	dialer := &net.Dialer{Timeout: m.cfg.SocketTimeout}
 	rcvbuf := m.cfg.ReceiveBuffer
-	cl, err := kgo.NewClient(
+	tlsCfg := m.cfg.TLS
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(key.addr),
 		// replica.socket.receive.buffer.bytes (-1: the OS default).
 		kgo.Dialer(func(ctx context.Context, network, host string) (net.Conn, error) {
 			c, err := dialer.DialContext(ctx, network, host)
-			if err == nil && rcvbuf > 0 {
-				if tc, ok := c.(*net.TCPConn); ok {
-					_ = tc.SetReadBuffer(rcvbuf)
-				}
+			if err != nil {
+				return nil, err
 			}
-			return c, err
+			if tc, ok := c.(*net.TCPConn); ok && rcvbuf > 0 {
+				_ = tc.SetReadBuffer(rcvbuf)
+			}
+			if tlsCfg == nil {
+				return c, nil
+			}
+			cfg := tlsCfg.Clone()
+			if cfg.ServerName == "" {
+				cfg.ServerName, _, _ = net.SplitHostPort(host)
+			}
+			tc := tls.Client(c, cfg)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				c.Close()
+				return nil, err
+			}
+			return tc, nil
 		}),
-		kgo.ClientID("silkworm-replica-fetcher-"+strconv.Itoa(int(m.cfg.NodeID))),
+		kgo.ClientID("silkworm-replica-fetcher-" + strconv.Itoa(int(m.cfg.NodeID))),
 		kgo.RequestTimeoutOverhead(m.cfg.SocketTimeout),
 		kgo.DisableClientMetrics(),
-	)
+	}
+	if m.cfg.SASL != nil {
+		opts = append(opts, kgo.SASL(m.cfg.SASL))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}
