@@ -6,12 +6,29 @@ package broker
 // (internal/txn); the group coordinator learns the outcome from the
 // marker written there.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func init() { register(kmsg.AddOffsetsToTxn, 0, 3, handleAddOffsetsToTxn) }
 
 func handleAddOffsetsToTxn(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.AddOffsetsToTxnRequest)
+	// WRITE on the transactional id, READ on the group.
+	code := int16(0)
+	switch {
+	case !b.authorize(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, req.TransactionalID):
+		code = kerr.TransactionalIDAuthorizationFailed.Code
+	case !b.authorizeGroup(r, kmsg.ACLOperationRead, req.Group):
+		code = kerr.GroupAuthorizationFailed.Code
+	}
+	if code != 0 {
+		resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+		resp.ErrorCode = code
+		r.respond(resp)
+		return
+	}
 	if _, err := b.ensureOffsetsTopic(); err != nil {
 		resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
 		resp.ErrorCode = errorCode(err)

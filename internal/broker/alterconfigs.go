@@ -41,14 +41,15 @@ func handleAlterConfigs(b *Broker, r *request) {
 				configs[c.Name] = *c.Value
 			}
 		}
-		var e *apiError
-		switch res.ResourceType {
-		case kmsg.ConfigResourceTypeTopic:
+		e := b.authorizeConfigs(r, kmsg.ACLOperationAlterConfigs, res.ResourceType, res.ResourceName)
+		switch {
+		case e != nil:
+		case res.ResourceType == kmsg.ConfigResourceTypeTopic:
 			e = b.checkTopicResource(res.ResourceName)
 			if e == nil {
 				e = b.setTopicOverrides(res.ResourceName, configs, req.ValidateOnly)
 			}
-		case kmsg.ConfigResourceTypeBroker:
+		case res.ResourceType == kmsg.ConfigResourceTypeBroker:
 			e = b.checkBrokerAlterResource(res.ResourceName)
 			if e == nil {
 				e = b.setBrokerOverrides(res.ResourceName, configs, req.ValidateOnly)

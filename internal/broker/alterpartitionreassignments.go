@@ -38,6 +38,12 @@ func handleAlterPartitionReassignments(b *Broker, r *request) {
 	allowRFChange := r.hdr.APIVersion < 1 || req.AllowReplicationFactorChange
 	resp.AllowReplicationFactorChange = allowRFChange
 	im := b.meta.Image()
+	if !b.authorizeCluster(r, kmsg.ACLOperationAlter) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		resp.ErrorMessage = errMessage(errClusterAuthorization)
+		r.respond(resp)
+		return
+	}
 
 	// Validate each partition; the valid ones go to the controller in one
 	// request, their results written back through slot.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/silkworm/silkworm/internal/config"
@@ -67,6 +68,12 @@ type Broker struct {
 	groupOpsOnce sync.Once
 	txns         *txnWiring // transaction coordinator (txns.go)
 
+	authz *authz // ACL authorizer and client quotas, fed from the image (security.go)
+	// interBroker is how this broker reaches others (interbroker.go).
+	interBroker interBrokerSecurity
+	// failedAuth counts failed authentications (TLS handshakes, SASL).
+	failedAuth atomic.Int64
+
 	pidMu   sync.Mutex // guards pidNext and pidEnd
 	pidNext int64
 	pidEnd  int64
@@ -88,6 +95,14 @@ func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
 	self, err := b.selfRegistration()
 	if err != nil {
 		return nil, err
+	}
+	if b.authz, err = newAuthz(cfg); err != nil {
+		return nil, err
+	}
+	if l, ok := cfg.ListenerByName(cfg.InterBrokerListenerName); ok {
+		if b.interBroker, err = newInterBrokerSecurity(cfg, l.Name, l.SecurityProtocol); err != nil {
+			return nil, err
+		}
 	}
 	if isCluster(cfg) {
 		q, err := b.openQuorum()
@@ -172,6 +187,11 @@ func (b *Broker) selfRegistration() (metadata.Broker, error) {
 		return metadata.Broker{}, errors.New("no listener configured")
 	}
 	reg := metadata.Broker{NodeID: b.cfg.NodeID, Host: l[0].Host, Port: int32(l[0].Port)}
+	for _, al := range l {
+		reg.Listeners = append(reg.Listeners, metadata.Endpoint{
+			Name: al.Name, Host: al.Host, Port: int32(al.Port), SecurityProtocol: al.SecurityProtocol,
+		})
+	}
 	if b.cfg.BrokerRack != "" {
 		r := b.cfg.BrokerRack
 		reg.Rack = &r
@@ -179,49 +199,87 @@ func (b *Broker) selfRegistration() (metadata.Broker, error) {
 	return reg, nil
 }
 
-// Start listens on the broker listener (the first that is not a
-// controller listener), registers the broker, and serves until Close.
+// Start listens on every broker listener (all but the controller
+// listeners, which the metadata quorum serves), registers the broker with
+// each advertised endpoint, and serves until Close.
 func (b *Broker) Start() error {
-	li, err := clientListener(b.cfg)
-	if err != nil {
-		return err
+	var bound []*boundListener
+	closeAll := func() {
+		for _, bl := range bound {
+			bl.ln.Close()
+			bl.sec.close()
+		}
 	}
-	l := b.cfg.Listeners[li]
-	ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
-	if err != nil {
-		return fmt.Errorf("listen %s:%d: %w", l.Host, l.Port, err)
-	}
-	// With port 0 the advertised port is the one the kernel chose.
-	if l.Port == 0 {
-		port := ln.Addr().(*net.TCPAddr).Port
-		b.cfg.Listeners[li].Port = port
-		for i := range b.cfg.AdvertisedListeners {
-			if b.cfg.AdvertisedListeners[i].Name == l.Name && b.cfg.AdvertisedListeners[i].Port == 0 {
-				b.cfg.AdvertisedListeners[i].Port = port
+	for li, l := range b.cfg.Listeners {
+		if slices.Contains(b.cfg.ControllerListenerNames, l.Name) {
+			continue
+		}
+		sec, err := b.newListenerSec(l)
+		if err != nil {
+			closeAll()
+			return err
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+		if err != nil {
+			sec.close()
+			closeAll()
+			return fmt.Errorf("listen %s:%d: %w", l.Host, l.Port, err)
+		}
+		bound = append(bound, &boundListener{ln: ln, sec: sec})
+		// With port 0 the advertised port is the one the kernel chose.
+		if l.Port == 0 {
+			port := ln.Addr().(*net.TCPAddr).Port
+			b.cfg.Listeners[li].Port = port
+			for i := range b.cfg.AdvertisedListeners {
+				if b.cfg.AdvertisedListeners[i].Name == l.Name && b.cfg.AdvertisedListeners[i].Port == 0 {
+					b.cfg.AdvertisedListeners[i].Port = port
+				}
 			}
 		}
 	}
-	if l.Port == 0 || b.cluster != nil {
-		self, _ := b.selfRegistration()
-		if err := b.meta.SetSelf(self); err != nil {
-			ln.Close()
-			return fmt.Errorf("register broker: %w", err)
-		}
+	if len(bound) == 0 {
+		return errors.New("no broker listener configured (every listener is a controller listener)")
 	}
-	b.srv = newServer(b, ln)
+	self, err := b.selfRegistration()
+	if err != nil {
+		closeAll()
+		return err
+	}
+	if err := b.meta.SetSelf(self); err != nil {
+		closeAll()
+		return fmt.Errorf("register broker: %w", err)
+	}
+	b.srv = newServer(b, bound)
 	b.srv.start()
 	go b.watchLogDirs()
-	b.log.Info("silkworm broker started", "node.id", b.nodeID, "listener", ln.Addr().String(),
-		"log.dirs", b.cfg.LogDirs)
+	addrs := make([]string, len(bound))
+	for i, bl := range bound {
+		addrs[i] = bl.sec.name + "://" + bl.ln.Addr().String()
+	}
+	b.log.Info("silkworm broker started", "node.id", b.nodeID, "listeners", addrs, "log.dirs", b.cfg.LogDirs)
 	return nil
 }
 
-// Addr is the address the broker listens on, once started.
+// Addr is the address of the broker's first listener, once started.
 func (b *Broker) Addr() string {
 	if b.srv == nil {
 		return ""
 	}
-	return b.srv.ln.Addr().String()
+	return b.srv.lns[0].ln.Addr().String()
+}
+
+// ListenerAddr is the address the named listener (upper case) listens on,
+// once started, or "" when there is no such broker listener.
+func (b *Broker) ListenerAddr(name string) string {
+	if b.srv == nil {
+		return ""
+	}
+	for _, bl := range b.srv.lns {
+		if bl.sec.name == name {
+			return bl.ln.Addr().String()
+		}
+	}
+	return ""
 }
 
 // Close stops serving, waits for handlers in flight, and closes the logs
@@ -312,6 +370,7 @@ func storageConfig(t config.Topic) storage.Config {
 // logs for new partitions, deletes logs of deleted topics, and applies
 // config changes. Called by the metadata store under its lock.
 func (b *Broker) applyImage(im *metadata.Image) error {
+	b.authz.apply(im)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.brokerDyn = im.BrokerConfigs
@@ -512,3 +571,10 @@ func (b *Broker) watchLogDirs() {
 		}
 	}
 }
+
+// countFailedAuthentication records a failed TLS handshake or SASL
+// authentication.
+func (b *Broker) countFailedAuthentication() { b.failedAuth.Add(1) }
+
+// FailedAuthentications is how many authentications failed since start.
+func (b *Broker) FailedAuthentications() int64 { return b.failedAuth.Load() }

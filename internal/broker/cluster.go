@@ -96,6 +96,7 @@ func replicationConfig(cfg *config.Broker, b *Broker) replication.Config {
 	rc.FetchBackoff = time.Duration(cfg.ReplicaFetchBackoffMs) * time.Millisecond
 	rc.SocketTimeout = time.Duration(cfg.ReplicaSocketTimeoutMs) * time.Millisecond
 	rc.ReceiveBuffer = int(intConfig(cfg, "replica.socket.receive.buffer.bytes", 65536))
+	rc.TLS, rc.SASL = b.interBroker.tls, b.interBroker.sasl
 	rc.Logger = b.log.With("component", "replica-fetcher")
 	return rc
 }
@@ -134,7 +135,7 @@ func (b *Broker) applyRole(im *metadata.Image, p *partition.Partition, pa metada
 		b.repl.Unfollow(p)
 		return
 	}
-	lb := im.BrokerByID(pa.Leader)
+	lb := onListener(im.BrokerByID(pa.Leader), b.cfg.InterBrokerListenerName)
 	if lb == nil {
 		b.repl.Unfollow(p)
 		return

@@ -17,6 +17,9 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/metadata"
+	"github.com/silkworm/silkworm/internal/quota"
 )
 
 func init() { register(kmsg.CreatePartitions, 0, 3, handleCreatePartitions) }
@@ -29,6 +32,7 @@ func handleCreatePartitions(b *Broker, r *request) {
 		seen[t.Topic]++
 	}
 	reported := map[string]bool{}
+	mq := b.mutationQuota(r, quota.StrictSinceCreatePartitions)
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		var e *apiError
@@ -38,7 +42,9 @@ func handleCreatePartitions(b *Broker, r *request) {
 			}
 			reported[rt.Topic] = true
 			e = newAPIError(kerr.InvalidRequest, "Duplicate topic name.")
-		} else {
+		} else if !b.authorize(r, kmsg.ACLOperationAlter, kmsg.ACLResourceTypeTopic, rt.Topic) {
+			e = newAPIError(kerr.TopicAuthorizationFailed, "%s", kerr.TopicAuthorizationFailed.Message)
+		} else if e = recordMutations(mq, newPartitions(b.meta.Image(), rt)); e == nil {
 			e = b.createPartitions(rt, req.ValidateOnly)
 		}
 		st := kmsg.NewCreatePartitionsResponseTopic()
@@ -47,6 +53,7 @@ func handleCreatePartitions(b *Broker, r *request) {
 		st.ErrorMessage = e.messagePtr()
 		resp.Topics = append(resp.Topics, st)
 	}
+	resp.ThrottleMillis = r.mutationThrottle(mq)
 	r.respond(resp)
 }
 
@@ -88,4 +95,13 @@ func (b *Broker) createPartitions(rt *kmsg.CreatePartitionsRequestTopic, validat
 		return toAPIError(err)
 	}
 	return nil
+}
+
+// newPartitions is how many partitions a request adds to its topic (0 when
+// it adds none or the topic is unknown), for the mutation quota.
+func newPartitions(im *metadata.Image, rt *kmsg.CreatePartitionsRequestTopic) int {
+	if t := im.Topics[rt.Topic]; t != nil && int(rt.Count) > len(t.Partitions) {
+		return int(rt.Count) - len(t.Partitions)
+	}
+	return 0
 }

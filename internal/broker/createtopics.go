@@ -33,6 +33,7 @@ import (
 
 	"github.com/silkworm/silkworm/internal/config"
 	"github.com/silkworm/silkworm/internal/metadata"
+	"github.com/silkworm/silkworm/internal/quota"
 )
 
 func init() { register(kmsg.CreateTopics, 0, 7, handleCreateTopics) }
@@ -88,6 +89,7 @@ func handleCreateTopics(b *Broker, r *request) {
 	}
 	dups := map[string]bool{}
 	cfg := b.dynamicConfig(b.meta.Image().BrokerConfigs)
+	mq := b.mutationQuota(r, quota.StrictSinceCreateTopics)
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		if seen[rt.Topic] > 1 {
@@ -102,8 +104,31 @@ func handleCreateTopics(b *Broker, r *request) {
 			}
 			continue
 		}
+		if !b.authorizeCreateTopic(r, rt.Topic) {
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic = rt.Topic
+			st.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			msg := "Authorization failed."
+			st.ErrorMessage = &msg
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		n := int(rt.NumPartitions)
+		if n < 0 {
+			n = len(rt.ReplicaAssignment)
+			if n == 0 {
+				n = cfg.NumPartitions
+			}
+		}
+		if e := recordMutations(mq, n); e != nil {
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic, st.ErrorCode, st.ErrorMessage = rt.Topic, e.errorCode(), e.messagePtr()
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		resp.Topics = append(resp.Topics, b.createTopicFromRequest(cfg, r.hdr.APIVersion, rt, req.ValidateOnly))
 	}
+	resp.ThrottleMillis = r.mutationThrottle(mq)
 	r.respond(resp)
 }
 

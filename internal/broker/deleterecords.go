@@ -30,10 +30,16 @@ func handleDeleteRecords(b *Broker, r *request) {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
 		ts := b.topic(rt.Topic)
+		authorized := b.authorize(r, kmsg.ACLOperationDelete, kmsg.ACLResourceTypeTopic, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
+			if !authorized {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			low, code := b.deleteRecords(ts, rp.Partition, rp.Offset)
 			if code == 0 {
 				sp.LowWatermark = low

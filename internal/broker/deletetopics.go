@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/silkworm/silkworm/internal/metadata"
+	"github.com/silkworm/silkworm/internal/quota"
 )
 
 func init() { register(kmsg.DeleteTopics, 0, 6, handleDeleteTopics) }
@@ -77,6 +78,7 @@ func handleDeleteTopics(b *Broker, r *request) {
 	}
 	reported := map[string]bool{}
 	reportedIDs := map[[16]byte]bool{}
+	mq := b.mutationQuota(r, quota.StrictSinceDeleteTopics)
 	for _, e := range entries {
 		switch {
 		case e.Topic != nil && e.TopicID != [16]byte{}:
@@ -92,13 +94,29 @@ func handleDeleteTopics(b *Broker, r *request) {
 				add(nil, e.TopicID, newAPIError(kerr.InvalidRequest, "Duplicate topic id."))
 			}
 		case e.Topic != nil:
+			if !b.authorize(r, kmsg.ACLOperationDelete, kmsg.ACLResourceTypeTopic, *e.Topic) {
+				add(e.Topic, [16]byte{}, newAPIError(kerr.TopicAuthorizationFailed, "%s", kerr.TopicAuthorizationFailed.Message))
+				continue
+			}
+			if t := b.meta.Image().Topics[*e.Topic]; t != nil {
+				if qe := recordMutations(mq, len(t.Partitions)); qe != nil {
+					add(e.Topic, t.ID, qe)
+					continue
+				}
+			}
 			id, err := b.deleteTopicByName(*e.Topic)
 			add(e.Topic, id, err)
 		default:
+			if t := b.meta.Image().TopicByID(metadata.TopicID(e.TopicID)); t != nil &&
+				!b.authorize(r, kmsg.ACLOperationDelete, kmsg.ACLResourceTypeTopic, t.Name) {
+				add(nil, e.TopicID, newAPIError(kerr.TopicAuthorizationFailed, "%s", kerr.TopicAuthorizationFailed.Message))
+				continue
+			}
 			name, err := b.deleteTopicByID(e.TopicID)
 			add(name, e.TopicID, err)
 		}
 	}
+	resp.ThrottleMillis = r.mutationThrottle(mq)
 	r.respond(resp)
 }
 

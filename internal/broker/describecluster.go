@@ -43,16 +43,16 @@ func handleDescribeCluster(b *Broker, r *request) {
 	im := b.meta.Image()
 	resp.ClusterID = im.ClusterID
 	resp.ControllerID = im.ControllerID
-	for _, br := range im.Brokers {
-		if br.Fenced {
+	for i := range im.Brokers {
+		br := onListener(&im.Brokers[i], r.c.ls.name)
+		if br == nil || br.Fenced {
 			continue // Kafka lists the live (unfenced) brokers only
 		}
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port, rb.Rack = br.NodeID, br.Host, br.Port, br.Rack
 		resp.Brokers = append(resp.Brokers, rb)
 	}
-	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = operationsField(clusterOperations)
-	}
+	resp.ClusterAuthorizedOperations = b.authorizedOperations(r, req.IncludeClusterAuthorizedOperations,
+		kmsg.ACLResourceTypeCluster, clusterResourceName)
 	r.respond(resp)
 }

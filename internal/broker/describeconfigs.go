@@ -38,6 +38,9 @@ func handleDescribeConfigs(b *Broker, r *request) {
 		rr.ResourceType = res.ResourceType
 		rr.ResourceName = res.ResourceName
 		entries, e := b.describeResource(im, res.ResourceType, res.ResourceName)
+		if e == nil {
+			e = b.authorizeConfigs(r, kmsg.ACLOperationDescribeConfigs, res.ResourceType, res.ResourceName)
+		}
 		if e != nil {
 			rr.ErrorCode = e.code
 			rr.ErrorMessage = e.messagePtr()

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"syscall"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -25,6 +26,14 @@ func init() { register(kmsg.DescribeLogDirs, 0, 4, handleDescribeLogDirs) }
 func handleDescribeLogDirs(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.DescribeLogDirsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	if !b.authorizeCluster(r, kmsg.ACLOperationDescribe) {
+		// Kafka answers nothing; v3+ says why.
+		if r.hdr.APIVersion >= 3 {
+			resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		}
+		r.respond(resp)
+		return
+	}
 
 	var want map[string]map[int32]bool // nil: every partition
 	if req.Topics != nil {

@@ -216,7 +216,9 @@ func handleElectLeaders(b *Broker, r *request) {
 
 	var results []metadata.ElectionResult
 	var err error
-	if etype != electionPreferred && etype != electionUnclean {
+	if !b.authorizeCluster(r, kmsg.ACLOperationAlter) {
+		err = errClusterAuthorization
+	} else if etype != electionPreferred && etype != electionUnclean {
 		err = fmt.Errorf("%w: unknown election type %d", metadata.ErrInvalidRequest, etype)
 	} else {
 		results, err = b.ops().ElectLeaders(etype == electionPreferred, tps)

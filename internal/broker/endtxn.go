@@ -8,11 +8,20 @@ package broker
 // background), unless a marker cannot be written: then, as Kafka, the
 // answer is success and the markers are retried.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func init() { register(kmsg.EndTxn, 0, 3, handleEndTxn) }
 
 func handleEndTxn(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.EndTxnRequest)
+	if !b.authorize(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, req.TransactionalID) {
+		resp := req.ResponseKind().(*kmsg.EndTxnResponse)
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		r.respond(resp)
+		return
+	}
 	go r.respond(b.txns.coord.EndTxn(req))
 }

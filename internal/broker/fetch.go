@@ -34,6 +34,7 @@ package broker
 // fields are file regions; the layout follows the FetchResponse schema.
 
 import (
+	"encoding/binary"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -41,6 +42,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/silkworm/silkworm/internal/metadata"
+	"github.com/silkworm/silkworm/internal/quota"
 	"github.com/silkworm/silkworm/internal/storage"
 	"github.com/silkworm/silkworm/internal/wire"
 )
@@ -79,7 +81,7 @@ func handleFetch(b *Broker, r *request) {
 	}
 	topics, total, anyErr := b.readFetch(r, req, replicaID)
 	if total >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || anyErr {
-		r.respondRaw(encodeFetch(r, topics, b.fetchCurrentLeaders(r, topics)...))
+		b.respondFetch(r, topics, replicaID)
 		return
 	}
 	go b.waitFetch(r, req, replicaID)
@@ -115,12 +117,12 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 		case <-wake:
 			topics, total, anyErr := b.readFetch(r, req, replicaID)
 			if total >= int64(req.MinBytes) || anyErr {
-				r.respondRaw(encodeFetch(r, topics, b.fetchCurrentLeaders(r, topics)...))
+				b.respondFetch(r, topics, replicaID)
 				return
 			}
 		case <-timer.C:
 			topics, _, _ := b.readFetch(r, req, replicaID)
-			r.respondRaw(encodeFetch(r, topics, b.fetchCurrentLeaders(r, topics)...))
+			b.respondFetch(r, topics, replicaID)
 			return
 		case <-r.c.done:
 			r.respondNone()
@@ -149,15 +151,25 @@ func (b *Broker) readFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 	if maxBytes <= 0 {
 		maxBytes = 1
 	}
+	// A follower needs CLUSTER_ACTION, a consumer READ on each topic.
+	follower := replicaID >= 0
+	followerOK := follower && b.authorizeCluster(r, kmsg.ACLOperationClusterAction)
 	for _, rt := range req.Topics {
 		ft := fetchTopic{name: rt.Topic, id: rt.TopicID}
 		ts := b.fetchTopicState(r, rt)
+		name := rt.Topic
+		if ts != nil {
+			name = ts.name
+		}
+		authorized := followerOK || (!follower && b.authorize(r, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic, name))
 		for _, rp := range rt.Partitions {
 			fp := fetchPart{partition: rp.Partition, highWatermark: -1, lastStable: -1, logStart: -1,
 				currentLeader: -1, currentLeaderEpo: -1}
 			switch {
 			case ts == nil && r.hdr.APIVersion >= 13:
 				fp.errorCode = kerr.UnknownTopicID.Code
+			case !authorized:
+				fp.errorCode = kerr.TopicAuthorizationFailed.Code
 			case ts == nil || rp.Partition < 0 || int(rp.Partition) >= len(ts.partitions):
 				fp.errorCode = kerr.UnknownTopicOrPartition.Code
 			case ts.partitions[rp.Partition] == nil:
@@ -263,7 +275,7 @@ func (b *Broker) fetchCurrentLeaders(r *request, topics []fetchTopic) []*metadat
 			if im == nil {
 				im = b.meta.Image()
 			}
-			leader, epoch, br := currentLeader(im, t.name, p.partition)
+			leader, epoch, br := currentLeader(im, t.name, p.partition, r.c.ls.name)
 			if br == nil {
 				continue
 			}
@@ -374,6 +386,29 @@ func encodeFetch(r *request, topics []fetchTopic, nodes ...*metadata.Broker) *wi
 	resp.SetTail(buf)
 	resp.Finish()
 	return resp
+}
+
+// respondFetch encodes and sends a fetch response. A consumer's response
+// bytes count against its consumer_byte_rate quota; over it, as Kafka
+// does, the answer carries no data (the bytes are un-recorded), only the
+// throttle time, and the connection is muted for that long.
+func (b *Broker) respondFetch(r *request, topics []fetchTopic, replicaID int32) {
+	resp := encodeFetch(r, topics, b.fetchCurrentLeaders(r, topics)...)
+	if replicaID < 0 && b.authz.quotas.Enabled(quota.FetchBytes) {
+		now := time.Now()
+		q, user, size := b.authz.quotas, r.c.principal.Name, float64(resp.Size())
+		if d := q.Record(quota.FetchBytes, user, r.hdr.ClientID, size, now); d > 0 {
+			q.Unrecord(quota.FetchBytes, user, r.hdr.ClientID, size, now)
+			r.c.mute(now.Add(d))
+			resp = encodeFetch(r, nil)
+			at := 8 // size, correlation id
+			if r.hdr.APIVersion >= 12 {
+				at++ // header tagged fields
+			}
+			binary.BigEndian.PutUint32(resp.Chunks[0].Bytes[at:], uint32(d/time.Millisecond))
+		}
+	}
+	r.respondRaw(resp)
 }
 
 // encodeFetchError answers a whole fetch with a top-level error (v7+).

@@ -21,18 +21,18 @@ func handleFindCoordinator(b *Broker, r *request) {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	if r.hdr.APIVersion >= 4 {
 		for _, key := range req.CoordinatorKeys {
-			resp.Coordinators = append(resp.Coordinators, b.findCoordinator(key, req.CoordinatorType))
+			resp.Coordinators = append(resp.Coordinators, b.findCoordinator(r, key, req.CoordinatorType))
 		}
 		r.respond(resp)
 		return
 	}
-	c := b.findCoordinator(req.CoordinatorKey, req.CoordinatorType)
+	c := b.findCoordinator(r, req.CoordinatorKey, req.CoordinatorType)
 	resp.ErrorCode, resp.ErrorMessage = c.ErrorCode, c.ErrorMessage
 	resp.NodeID, resp.Host, resp.Port = c.NodeID, c.Host, c.Port
 	r.respond(resp)
 }
 
-func (b *Broker) findCoordinator(key string, keyType int8) kmsg.FindCoordinatorResponseCoordinator {
+func (b *Broker) findCoordinator(r *request, key string, keyType int8) kmsg.FindCoordinatorResponseCoordinator {
 	c := kmsg.NewFindCoordinatorResponseCoordinator()
 	c.Key = key
 	c.NodeID = -1
@@ -41,6 +41,13 @@ func (b *Broker) findCoordinator(key string, keyType int8) kmsg.FindCoordinatorR
 		c.ErrorCode = code
 		c.ErrorMessage = &msg
 		return c
+	}
+	// DESCRIBE on the group or transactional id (Kafka's rule).
+	switch {
+	case keyType == 0 && !b.authorizeGroup(r, kmsg.ACLOperationDescribe, key):
+		return fail(kerr.GroupAuthorizationFailed.Code, kerr.GroupAuthorizationFailed.Message)
+	case keyType == 1 && !b.authorize(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTransactionalId, key):
+		return fail(kerr.TransactionalIDAuthorizationFailed.Code, kerr.TransactionalIDAuthorizationFailed.Message)
 	}
 	topic := offsetsTopic
 	var p int32
@@ -66,7 +73,7 @@ func (b *Broker) findCoordinator(key string, keyType int8) kmsg.FindCoordinatorR
 	if t == nil || int(p) >= len(t.Partitions) || t.Partitions[p].Leader < 0 {
 		return fail(kerr.CoordinatorNotAvailable.Code, "")
 	}
-	leader := im.BrokerByID(t.Partitions[p].Leader)
+	leader := onListener(im.BrokerByID(t.Partitions[p].Leader), r.c.ls.name)
 	if leader == nil {
 		return fail(kerr.CoordinatorNotAvailable.Code, "")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/silkworm/silkworm/internal/quota"
 	"github.com/silkworm/silkworm/internal/wire"
 )
 
@@ -16,6 +17,7 @@ type request struct {
 	c        *conn
 	hdr      wire.RequestHeader
 	kreq     kmsg.Request
+	size     int // frame bytes, for quotas
 	received time.Time
 	handled  chan struct{} // closed once answered (or known to need no answer)
 	once     sync.Once
@@ -33,6 +35,21 @@ func (r *request) respond(resp kmsg.Response) {
 func (r *request) respondRaw(resp *wire.Response) {
 	r.once.Do(func() {
 		r.c.send(resp)
+		close(r.handled)
+	})
+}
+
+// respondAndClose queues resp as the connection's last response: the
+// connection closes once it is written (a failed authentication, as Kafka
+// closes after telling the client why).
+func (r *request) respondAndClose(resp kmsg.Response) {
+	resp.SetVersion(r.hdr.APIVersion)
+	flexible := resp.IsFlexible() && r.hdr.APIKey != kmsg.ApiVersions.Int16()
+	enc := wire.EncodeResponse(r.hdr.CorrelationID, flexible, resp)
+	r.once.Do(func() {
+		r.c.closeAfter = true
+		r.c.send(enc)
+		r.c.send(nil)
 		close(r.handled)
 	})
 }
@@ -94,5 +111,11 @@ func (b *Broker) handle(r *request) {
 			r.closeConn()
 		}
 	}()
+	if !b.authz.quotas.Enabled(quota.RequestTime) {
+		apis[r.hdr.APIKey].handle(b, r)
+		return
+	}
+	start := time.Now()
 	apis[r.hdr.APIKey].handle(b, r)
+	b.recordRequestTime(r, time.Since(start))
 }

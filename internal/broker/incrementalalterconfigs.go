@@ -39,7 +39,10 @@ func handleIncrementalAlterConfigs(b *Broker, r *request) {
 		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		rr.ResourceType = res.ResourceType
 		rr.ResourceName = res.ResourceName
-		e := b.incrementalAlter(res, req.ValidateOnly)
+		e := b.authorizeConfigs(r, kmsg.ACLOperationAlterConfigs, res.ResourceType, res.ResourceName)
+		if e == nil {
+			e = b.incrementalAlter(res, req.ValidateOnly)
+		}
 		rr.ErrorCode = e.errorCode()
 		rr.ErrorMessage = e.messagePtr()
 		resp.Resources = append(resp.Resources, rr)

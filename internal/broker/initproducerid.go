@@ -23,7 +23,21 @@ func handleInitProducerID(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
-	if req.TransactionalID != nil && *req.TransactionalID != "" {
+	// Authorization: WRITE on the transactional id; an idempotent producer
+	// needs IDEMPOTENT_WRITE on the cluster or WRITE on some topic (KIP-679).
+	transactional := req.TransactionalID != nil && *req.TransactionalID != ""
+	switch {
+	case transactional && !b.authorize(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		r.respond(resp)
+		return
+	case !transactional && b.authz.acl != nil && !b.authorizeCluster(r, kmsg.ACLOperationIdempotentWrite) &&
+		!b.authz.acl.AuthorizeByResourceType(r.c.principal, r.c.host, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic):
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		r.respond(resp)
+		return
+	}
+	if transactional {
 		go r.respond(b.txns.coord.InitProducerID(req))
 		return
 	}

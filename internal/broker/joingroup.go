@@ -10,6 +10,7 @@ package broker
 import (
 	"net"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -17,6 +18,15 @@ func init() { register(kmsg.JoinGroup, 0, 9, handleJoinGroup) }
 
 func handleJoinGroup(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.JoinGroupRequest)
+	if !b.authorizeGroup(r, kmsg.ACLOperationRead, req.Group) {
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.Generation = kerr.GroupAuthorizationFailed.Code, -1
+		if r.hdr.APIVersion >= 7 {
+			resp.Protocol = nil
+		}
+		r.respond(resp)
+		return
+	}
 	host := r.c.nc.RemoteAddr().String()
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h

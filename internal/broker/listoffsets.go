@@ -40,10 +40,16 @@ func handleListOffsets(b *Broker, r *request) {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		ts := b.topic(rt.Topic)
+		authorized := b.authorize(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset = -1, -1
+			if !authorized {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			if seen[topicPartition{rt.Topic, rp.Partition}] > 1 {
 				sp.ErrorCode = kerr.InvalidRequest.Code
 				st.Partitions = append(st.Partitions, sp)

@@ -17,6 +17,7 @@ package broker
 import (
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/silkworm/silkworm/internal/metadata"
@@ -28,6 +29,11 @@ func handleListPartitionReassignments(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.ListPartitionReassignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
 	im := b.meta.Image()
+	if !b.authorizeCluster(r, kmsg.ACLOperationDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		r.respond(resp)
+		return
+	}
 	if req.Topics == nil {
 		for _, name := range im.SortedTopics() {
 			t := im.Topics[name]

@@ -30,8 +30,9 @@ func handleMetadata(b *Broker, r *request) {
 	resp := kmsg.NewPtrMetadataResponse()
 	im := b.meta.Image()
 
-	for _, br := range im.Brokers {
-		if br.Fenced {
+	for i := range im.Brokers {
+		br := onListener(&im.Brokers[i], r.c.ls.name)
+		if br == nil || br.Fenced {
 			continue
 		}
 		resp.Brokers = append(resp.Brokers, kmsg.MetadataResponseBroker{
@@ -41,22 +42,32 @@ func handleMetadata(b *Broker, r *request) {
 	cid := im.ClusterID
 	resp.ClusterID = &cid
 	resp.ControllerID = im.ControllerID
-	if r.hdr.APIVersion >= 8 && r.hdr.APIVersion <= 10 && req.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = operationsField(clusterOperations)
+	if r.hdr.APIVersion >= 8 && r.hdr.APIVersion <= 10 {
+		resp.AuthorizedOperations = b.authorizedOperations(r, req.IncludeClusterAuthorizedOperations,
+			kmsg.ACLResourceTypeCluster, clusterResourceName)
 	}
 	defer func() {
-		if r.hdr.APIVersion >= 8 && req.IncludeTopicAuthorizedOperations {
+		if r.hdr.APIVersion >= 8 {
 			for i := range resp.Topics {
-				resp.Topics[i].AuthorizedOperations = operationsField(topicOperations)
+				if t := &resp.Topics[i]; t.ErrorCode == 0 && t.Topic != nil {
+					t.AuthorizedOperations = b.authorizedOperations(r, req.IncludeTopicAuthorizedOperations,
+						kmsg.ACLResourceTypeTopic, *t.Topic)
+				}
 			}
 		}
 		r.respond(resp)
 	}()
+	describable := func(name string) bool {
+		return b.authorize(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, name)
+	}
 
 	all := req.Topics == nil || (r.hdr.APIVersion == 0 && len(req.Topics) == 0)
 	if all {
+		// Topics the principal may not describe are left out.
 		for _, name := range im.SortedTopics() {
-			resp.Topics = append(resp.Topics, metadataTopic(im, im.Topics[name]))
+			if describable(name) {
+				resp.Topics = append(resp.Topics, metadataTopic(im, im.Topics[name]))
+			}
 		}
 		return
 	}
@@ -77,6 +88,15 @@ func handleMetadata(b *Broker, r *request) {
 			}
 			seenIDs[rt.TopicID] = true
 			t = im.TopicByID(rt.TopicID)
+			if t != nil && !describable(t.Name) {
+				// Topic ids are not secret: Kafka answers with the id
+				// and no name.
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.TopicID = rt.TopicID
+				mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
 			if t == nil {
 				mt := kmsg.NewMetadataResponseTopic()
 				mt.TopicID = rt.TopicID
@@ -84,6 +104,16 @@ func handleMetadata(b *Broker, r *request) {
 				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
+		}
+		if rt.Topic != nil && !describable(*rt.Topic) {
+			// Whether the topic exists is not told to whom may not
+			// describe it.
+			name := *rt.Topic
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic = &name
+			mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, mt)
+			continue
 		}
 		if t == nil {
 			name := ""
@@ -93,6 +123,8 @@ func handleMetadata(b *Broker, r *request) {
 			code := kerr.UnknownTopicOrPartition.Code
 			if err := validateTopicName(name); err != nil {
 				code = kerr.InvalidTopicException.Code
+			} else if autoCreate && !b.authorizeCreateTopic(r, name) {
+				code = kerr.TopicAuthorizationFailed.Code
 			} else if autoCreate {
 				var err error
 				t, err = b.createTopic(name, -1, -1, nil)

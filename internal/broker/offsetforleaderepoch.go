@@ -29,13 +29,22 @@ func handleOffsetForLeaderEpoch(b *Broker, r *request) {
 	if r.hdr.APIVersion >= 3 {
 		replicaID = req.ReplicaID
 	}
+	// A follower needs CLUSTER_ACTION, a consumer DESCRIBE on each topic.
+	follower := replicaID >= 0
+	followerOK := follower && b.authorizeCluster(r, kmsg.ACLOperationClusterAction)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
 		ts := b.topic(rt.Topic)
+		authorized := followerOK || (!follower && b.authorize(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, rt.Topic))
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
+			if !authorized {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			if ts == nil || rp.Partition < 0 || int(rp.Partition) >= len(ts.partitions) {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				st.Partitions = append(st.Partitions, sp)

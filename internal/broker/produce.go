@@ -36,6 +36,7 @@ import (
 
 	"github.com/silkworm/silkworm/internal/metadata"
 	"github.com/silkworm/silkworm/internal/partition"
+	"github.com/silkworm/silkworm/internal/quota"
 	"github.com/silkworm/silkworm/internal/record"
 )
 
@@ -44,13 +45,32 @@ func init() { register(kmsg.Produce, 3, 11, handleProduce) }
 func handleProduce(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	resp.ThrottleMillis = b.throttle(r, quota.ProduceBytes, float64(r.size))
 	failed := false
 	var waits []produceWait
+	// Authorization: WRITE on the transactional id of a transactional
+	// producer, WRITE on each topic.
+	txnDenied := req.TransactionID != nil &&
+		!b.authorize(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionID)
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		ts := b.topic(rt.Topic)
+		denied := int16(0)
+		switch {
+		case txnDenied:
+			denied = kerr.TransactionalIDAuthorizationFailed.Code
+		case !b.authorize(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic, rt.Topic):
+			denied = kerr.TopicAuthorizationFailed.Code
+		}
 		for pi, rp := range rt.Partitions {
+			if denied != 0 {
+				sp := kmsg.NewProduceResponseTopicPartition()
+				sp.Partition, sp.BaseOffset, sp.ErrorCode = rp.Partition, -1, denied
+				st.Partitions = append(st.Partitions, sp)
+				failed = true
+				continue
+			}
 			sp, w := b.producePartition(ts, req, rt.Topic, &rp)
 			if sp.ErrorCode != 0 {
 				failed = true
@@ -81,7 +101,7 @@ func handleProduce(b *Broker, r *request) {
 // respondProduce sends a produce response, naming current leaders from v10.
 func (b *Broker) respondProduce(r *request, resp *kmsg.ProduceResponse) {
 	if r.hdr.APIVersion >= 10 {
-		b.produceCurrentLeaders(resp)
+		b.produceCurrentLeaders(r, resp)
 	}
 	r.respond(resp)
 }
@@ -172,7 +192,7 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 // produceCurrentLeaders fills, for every NOT_LEADER_OR_FOLLOWER partition,
 // the leader and leader epoch that metadata knows, and adds the endpoints
 // of those leaders to the response (Produce v10+, KIP-951).
-func (b *Broker) produceCurrentLeaders(resp *kmsg.ProduceResponse) {
+func (b *Broker) produceCurrentLeaders(r *request, resp *kmsg.ProduceResponse) {
 	var im *metadata.Image
 	listed := map[int32]bool{}
 	for ti := range resp.Topics {
@@ -185,7 +205,7 @@ func (b *Broker) produceCurrentLeaders(resp *kmsg.ProduceResponse) {
 			if im == nil {
 				im = b.meta.Image()
 			}
-			leader, epoch, br := currentLeader(im, rt.Topic, sp.Partition)
+			leader, epoch, br := currentLeader(im, rt.Topic, sp.Partition, r.c.ls.name)
 			if br == nil {
 				continue
 			}
@@ -202,13 +222,13 @@ func (b *Broker) produceCurrentLeaders(resp *kmsg.ProduceResponse) {
 
 // currentLeader returns the leader of a partition as metadata knows it,
 // with its epoch and live broker, or a nil broker when it has none.
-func currentLeader(im *metadata.Image, topic string, part int32) (int32, int32, *metadata.Broker) {
+func currentLeader(im *metadata.Image, topic string, part int32, listener string) (int32, int32, *metadata.Broker) {
 	t := im.Topics[topic]
 	if t == nil || part < 0 || int(part) >= len(t.Partitions) {
 		return -1, -1, nil
 	}
 	pa := t.Partitions[part]
-	br := im.BrokerByID(pa.Leader)
+	br := onListener(im.BrokerByID(pa.Leader), listener)
 	if pa.Leader < 0 || br == nil || br.Fenced {
 		return -1, -1, nil
 	}

@@ -2,22 +2,28 @@ package broker
 
 import (
 	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/silkworm/silkworm/internal/security"
+	"github.com/silkworm/silkworm/internal/security/sasl"
 	"github.com/silkworm/silkworm/internal/wire"
 )
 
-// server owns the listener, the connections, the request queue and the
+// server owns the listeners, the connections, the request queue and the
 // io handler goroutines.
 type server struct {
 	b        *Broker
-	ln       net.Listener
+	lns      []*boundListener
 	requests chan *request // bounded by queued.max.requests
 	netSlots chan struct{} // num.network.threads decode slots
 	closing  chan struct{}
@@ -28,10 +34,16 @@ type server struct {
 	conns map[*conn]struct{}
 }
 
-func newServer(b *Broker, ln net.Listener) *server {
+// boundListener is one open listener and how it authenticates.
+type boundListener struct {
+	ln  net.Listener
+	sec *listenerSec
+}
+
+func newServer(b *Broker, lns []*boundListener) *server {
 	return &server{
 		b:        b,
-		ln:       ln,
+		lns:      lns,
 		requests: make(chan *request, b.cfg.QueuedMaxRequests),
 		netSlots: make(chan struct{}, b.cfg.NumNetworkThreads),
 		closing:  make(chan struct{}),
@@ -52,12 +64,17 @@ func (s *server) start() {
 	for i := 0; i < s.b.cfg.NumIOThreads; i++ {
 		s.goTracked(s.ioLoop)
 	}
-	s.goTracked(s.acceptLoop)
+	for _, bl := range s.lns {
+		s.goTracked(func() { s.acceptLoop(bl) })
+	}
 }
 
 func (s *server) close() {
 	close(s.closing)
-	s.ln.Close()
+	for _, bl := range s.lns {
+		bl.ln.Close()
+		bl.sec.close()
+	}
 	s.mu.Lock()
 	for c := range s.conns {
 		c.nc.Close()
@@ -66,9 +83,9 @@ func (s *server) close() {
 	s.wg.Wait()
 }
 
-func (s *server) acceptLoop() {
+func (s *server) acceptLoop(bl *boundListener) {
 	for {
-		nc, err := s.ln.Accept()
+		nc, err := bl.ln.Accept()
 		if err != nil {
 			select {
 			case <-s.closing:
@@ -80,7 +97,7 @@ func (s *server) acceptLoop() {
 				time.Sleep(10 * time.Millisecond)
 				continue
 			}
-			s.b.log.Error("accept", "err", err)
+			s.b.log.Error("accept", "listener", bl.sec.name, "err", err)
 			return
 		}
 		if tc, ok := nc.(*net.TCPConn); ok {
@@ -91,7 +108,12 @@ func (s *server) acceptLoop() {
 				_ = tc.SetReadBuffer(n)
 			}
 		}
-		c := &conn{s: s, nc: nc, out: make(chan *wire.Response, 4), done: make(chan struct{})}
+		c := &conn{s: s, nc: nc, ls: bl.sec, host: hostOf(nc.RemoteAddr()),
+			principal: security.Anonymous, authenticated: !bl.sec.usesSASL(),
+			out: make(chan *wire.Response, 4), done: make(chan struct{})}
+		if bl.sec.usesTLS() {
+			c.nc = tls.Server(nc, bl.sec.tls.Config())
+		}
 		s.mu.Lock()
 		s.conns[c] = struct{}{}
 		s.mu.Unlock()
@@ -113,9 +135,28 @@ func (s *server) ioLoop() {
 }
 
 // conn is one client connection.
+//
+// The authentication fields are written by the SaslHandshake and
+// SaslAuthenticate handlers (io goroutines) before they answer, and read
+// by readLoop after the answer: readLoop waits for each request to be
+// handled before it reads the next, which orders the two.
 type conn struct {
 	s    *server
 	nc   net.Conn
+	ls   *listenerSec
+	host string // peer IP, for ACLs
+
+	principal     security.Principal
+	authenticated bool         // SASL finished, or not a SASL listener
+	saslMech      string       // mechanism chosen by SaslHandshake
+	saslSession   sasl.Session // exchange in progress
+	saslRaw       bool         // SaslHandshake v0: tokens follow without Kafka framing
+	saslExpiry    time.Time    // KIP-368 session end; zero = none
+	reauthing     bool         // a re-authentication is in progress
+	clientID      string       // of the latest request, for quotas
+	mutedUntil    atomic.Int64 // quota throttle (KIP-219): read nothing before it (unix ns)
+	closeAfter    bool         // the last response is queued: close once it is written
+
 	out  chan *wire.Response // responses, in request order
 	done chan struct{}       // closed when the connection is finished
 	once sync.Once
@@ -131,17 +172,57 @@ func (c *conn) shutdown() {
 	})
 }
 
+// tlsHandshakeTimeout bounds a client's TLS handshake.
+const tlsHandshakeTimeout = 10 * time.Second
+
+// handshake completes TLS on an SSL or SASL_SSL connection and takes the
+// principal from the client certificate on SSL.
+func (c *conn) handshake() error {
+	tc, ok := c.nc.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tlsHandshakeTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		c.s.b.log.Info("TLS handshake failed", "listener", c.ls.name, "remote", c.nc.RemoteAddr().String(), "err", err)
+		c.s.b.countFailedAuthentication()
+		return err
+	}
+	if c.ls.protocol == protoSSL {
+		p, err := c.ls.tlsPrincipal(tc.ConnectionState().PeerCertificates)
+		if err != nil {
+			c.s.b.log.Info("no principal for the client certificate", "remote", c.nc.RemoteAddr().String(), "err", err)
+			c.s.b.countFailedAuthentication()
+			return err
+		}
+		c.principal = p
+	}
+	return nil
+}
+
 // readLoop reads, decodes and queues one request at a time, waiting for
 // each to be handled before reading the next.
 func (c *conn) readLoop() {
 	defer c.shutdown()
+	if err := c.handshake(); err != nil {
+		return
+	}
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	var buf []byte
 	idle := time.Duration(c.s.b.cfg.ConnectionsMaxIdleMs) * time.Millisecond
-	maxFrame := int32(c.s.b.cfg.SocketRequestMaxBytes)
 	for {
+		if !c.waitMuted() {
+			return
+		}
 		if idle > 0 {
 			_ = c.nc.SetReadDeadline(time.Now().Add(idle))
+		}
+		maxFrame := int32(c.s.b.cfg.SocketRequestMaxBytes)
+		if !c.authenticated {
+			// An unauthenticated peer makes the broker allocate no more
+			// than sasl.server.max.receive.size (Kafka's bound).
+			maxFrame = min(maxFrame, c.ls.maxReceive)
 		}
 		frame, err := wire.ReadFrame(br, buf, maxFrame)
 		if err != nil {
@@ -155,6 +236,12 @@ func (c *conn) readLoop() {
 			// fits); larger ones go back to the GC.
 			buf = frame
 		}
+		if c.saslRaw {
+			if !c.saslRawToken(frame) {
+				return
+			}
+			continue
+		}
 		r, err := c.decode(frame)
 		if err != nil {
 			c.s.b.log.Info("closing connection after a malformed request",
@@ -163,6 +250,9 @@ func (c *conn) readLoop() {
 		}
 		if r == nil {
 			continue // answered during decoding (ApiVersions with an unknown version)
+		}
+		if !c.admit(r) {
+			return
 		}
 		select {
 		case c.s.requests <- r:
@@ -178,6 +268,120 @@ func (c *conn) readLoop() {
 		case <-c.s.closing:
 			return
 		}
+		if c.closeAfter {
+			// writeLoop closes the connection once the last response
+			// is out; closing here could cut it off.
+			select {
+			case <-c.done:
+			case <-c.s.closing:
+			case <-time.After(10 * time.Second):
+			}
+			return
+		}
+	}
+}
+
+// waitMuted waits out a quota throttle before the next read (the
+// connection is muted, KIP-219). It reports false when the connection or
+// the server closed meanwhile.
+func (c *conn) waitMuted() bool {
+	d := time.Until(time.Unix(0, c.mutedUntil.Load()))
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.done:
+		return false
+	case <-c.s.closing:
+		return false
+	}
+}
+
+// admit applies the authentication state to a decoded request: before
+// SASL completes only ApiVersions, SaslHandshake and SaslAuthenticate are
+// served, and a connection whose session expired (KIP-368) is closed
+// unless it re-authenticates. It reports false when the connection must
+// be closed.
+func (c *conn) admit(r *request) bool {
+	key := kmsg.Key(r.hdr.APIKey)
+	c.clientID = r.hdr.ClientID
+	if !c.authenticated {
+		switch key {
+		case kmsg.ApiVersions, kmsg.SASLHandshake, kmsg.SASLAuthenticate:
+			return true
+		}
+		c.s.b.log.Info("closing connection: unexpected request during SASL handshake",
+			"remote", c.nc.RemoteAddr().String(), "api", kmsg.NameForKey(r.hdr.APIKey))
+		return false
+	}
+	if !c.saslExpiry.IsZero() && time.Now().After(c.saslExpiry) && !c.reauthing && key != kmsg.SASLHandshake {
+		c.s.b.log.Info("closing connection: SASL session expired (connections.max.reauth.ms)",
+			"remote", c.nc.RemoteAddr().String(), "principal", c.principal.String())
+		return false
+	}
+	return true
+}
+
+// saslRawToken serves one unframed SASL token after a v0 SaslHandshake:
+// the token goes to the mechanism and its answer goes back size-prefixed.
+// It reports false when the connection must be closed (a failed
+// authentication: v0 has no way to carry an error).
+func (c *conn) saslRawToken(tok []byte) bool {
+	out, done, err := c.saslSession.Step(tok)
+	if err != nil {
+		c.s.b.log.Info("SASL authentication failed", "listener", c.ls.name, "mechanism", c.saslMech,
+			"remote", c.nc.RemoteAddr().String(), "err", err)
+		c.s.b.countFailedAuthentication()
+		return false
+	}
+	frame := make([]byte, 4+len(out))
+	binary.BigEndian.PutUint32(frame, uint32(len(out)))
+	copy(frame[4:], out)
+	if done {
+		if err := c.finishSASL(); err != nil {
+			return false
+		}
+	}
+	c.send(&wire.Response{Chunks: []wire.Chunk{{Bytes: frame}}})
+	return true
+}
+
+// finishSASL records a completed exchange: the principal, the session's
+// end (KIP-368) and that requests may flow. It returns the session
+// lifetime to report, or an error when a re-authentication tried to change
+// the principal (Kafka refuses that).
+func (c *conn) finishSASL() error {
+	p := c.saslSession.Principal()
+	if c.reauthing && p != c.principal {
+		return errors.New("cannot change principals during re-authentication from " + c.principal.String() + ": " + p.String())
+	}
+	c.principal = p
+	c.authenticated = true
+	c.reauthing = false
+	c.saslRaw = false
+	c.saslExpiry = time.Time{}
+	if life := sessionLifetime(c.ls.reauth, c.saslSession.Expiry(), time.Now()); life > 0 {
+		c.saslExpiry = time.Now().Add(life)
+	}
+	c.saslSession = nil
+	return nil
+}
+
+// sessionLifetime is Kafka's rule for a SASL session: the smaller of
+// connections.max.reauth.ms and the credential's remaining life, where
+// either is set; zero means unlimited.
+func sessionLifetime(maxReauth time.Duration, expiry, now time.Time) time.Duration {
+	switch {
+	case expiry.IsZero():
+		return max(maxReauth, 0)
+	case maxReauth <= 0:
+		return max(expiry.Sub(now), time.Millisecond)
+	default:
+		return max(min(expiry.Sub(now), maxReauth), time.Millisecond)
 	}
 }
 
@@ -209,7 +413,7 @@ func (c *conn) decode(frame []byte) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &request{c: c, hdr: hdr, kreq: kreq, handled: make(chan struct{}), received: time.Now()}, nil
+	return &request{c: c, hdr: hdr, kreq: kreq, size: len(frame), handled: make(chan struct{}), received: time.Now()}, nil
 }
 
 func (c *conn) send(resp *wire.Response) {
@@ -219,12 +423,16 @@ func (c *conn) send(resp *wire.Response) {
 	}
 }
 
-// writeLoop writes responses in order.
+// writeLoop writes responses in order. A response queued by closeAfterSend
+// is the last: the connection closes once it is written.
 func (c *conn) writeLoop() {
 	defer c.shutdown()
 	for {
 		select {
 		case resp := <-c.out:
+			if resp == nil {
+				return
+			}
 			if err := resp.Write(c.nc); err != nil {
 				return
 			}

@@ -77,6 +77,8 @@ func errorCode(err error) int16 {
 	switch {
 	case err == nil:
 		return 0
+	case errors.Is(err, errClusterAuthorization):
+		return kerr.ClusterAuthorizationFailed.Code
 	case errors.Is(err, metadata.ErrTopicExists):
 		return kerr.TopicAlreadyExists.Code
 	case errors.Is(err, metadata.ErrUnknownTopic):

@@ -42,7 +42,8 @@ const markerTimeout = 30 * time.Second
 // txnWiring is the broker's transaction coordinator and the clients it
 // sends WriteTxnMarkers with. Safe for concurrent use.
 type txnWiring struct {
-	coord *txn.Coordinator
+	coord       *txn.Coordinator
+	interBroker interBrokerSecurity // how marker clients reach other brokers
 
 	mu      sync.Mutex // guards clients
 	clients map[int32]markerClient
@@ -72,7 +73,7 @@ func (b *Broker) startTxns() error {
 	if err != nil {
 		return err
 	}
-	b.txns = &txnWiring{coord: tc, clients: map[int32]markerClient{}}
+	b.txns = &txnWiring{coord: tc, interBroker: b.interBroker, clients: map[int32]markerClient{}}
 	if ts := b.topic(transactionStateTopic); ts != nil {
 		for _, p := range ts.partitions {
 			if !p.IsLeader() {
@@ -191,7 +192,7 @@ func (h txnHost) WriteMarkers(m txn.Markers) error {
 
 // sendMarkers sends one WriteTxnMarkers request to broker node.
 func (b *Broker) sendMarkers(im *metadata.Image, node int32, m txn.Markers, parts map[string][]int32) error {
-	br := im.BrokerByID(node)
+	br := onListener(im.BrokerByID(node), b.cfg.InterBrokerListenerName)
 	if node < 0 || br == nil {
 		return fmt.Errorf("markers for leader %d: no such broker", node)
 	}
@@ -237,7 +238,7 @@ func (w *txnWiring) client(node int32, addr string) (*kgo.Client, error) {
 		}
 		c.cl.Close()
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	cl, err := kgo.NewClient(append(w.interBroker.kgoOpts(), kgo.SeedBrokers(addr))...)
 	if err != nil {
 		return nil, fmt.Errorf("client for broker %d: %w", node, err)
 	}

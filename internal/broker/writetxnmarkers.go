@@ -7,12 +7,17 @@ package broker
 // otherwise) and waits for the ISR. The coordinator epoch is written in
 // the marker but not checked against earlier markers.
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 func init() { register(kmsg.WriteTxnMarkers, 0, 1, handleWriteTxnMarkers) }
 
 func handleWriteTxnMarkers(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.WriteTxnMarkersRequest)
+	// Only brokers write markers: CLUSTER_ACTION on the cluster.
+	clusterOK := b.authorizeCluster(r, kmsg.ACLOperationClusterAction)
 	go func() {
 		resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 		for _, m := range req.Markers {
@@ -24,7 +29,11 @@ func handleWriteTxnMarkers(b *Broker, r *request) {
 				for _, p := range t.Partitions {
 					rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 					rp.Partition = p
-					rp.ErrorCode = b.writeMarker(t.Topic, p, m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch)
+					if clusterOK {
+						rp.ErrorCode = b.writeMarker(t.Topic, p, m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch)
+					} else {
+						rp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+					}
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				rm.Topics = append(rm.Topics, rt)

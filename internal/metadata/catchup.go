@@ -45,7 +45,7 @@ func (q *Quorum) controllerEpoch() (int64, bool) {
 	if addr == "" {
 		return 0, false
 	}
-	resp, err := forward(addr, &request{Op: opAppliedEpoch}, time.Second)
+	resp, err := q.mux.forward(addr, &request{Op: opAppliedEpoch}, time.Second)
 	if err != nil || resp.Code != "" {
 		return 0, false
 	}

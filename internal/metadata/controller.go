@@ -288,7 +288,7 @@ func (c *controller) waitPropagated(target int64) {
 			continue
 		}
 		for {
-			resp, err := forward(string(s.Address), &request{Op: opAppliedEpoch}, time.Until(deadline))
+			resp, err := c.q.mux.forward(string(s.Address), &request{Op: opAppliedEpoch}, time.Until(deadline))
 			if err != nil || resp.Code != "" {
 				break // down, or too old to answer: not waited for
 			}

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,14 @@ type QuorumConfig struct {
 	// Listener, if set, is used instead of binding Bind (tests bind port 0
 	// first to learn the voters' addresses).
 	Listener net.Listener
+	// TLS, when set, makes the controller listener serve TLS (the
+	// controller listener's SSL or SASL_SSL protocol); with
+	// ClientAuth RequireAndVerifyClientCert only nodes holding a
+	// certificate the truststore trusts can join.
+	TLS *tls.Config
+	// DialTLS, when set, is how this node dials the others' controller
+	// listeners (its certificate and the trusted CAs).
+	DialTLS *tls.Config
 	// Advertised is this node's controller address as others reach it. It
 	// defaults to Voters[NodeID] on a controller and to the listener's
 	// address on a broker-only node.
@@ -223,7 +232,11 @@ func OpenQuorum(cfg QuorumConfig) (*Quorum, error) {
 	if advertise == "" {
 		advertise = ln.Addr().String()
 	}
+	if cfg.TLS != nil {
+		ln = tls.NewListener(ln, cfg.TLS)
+	}
 	q.mux = newMux(ln, advertise, q.serveForward, q.spawn)
+	q.mux.dialTLS = cfg.DialTLS
 	q.spawn(q.mux.acceptLoop)
 	q.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: q.mux, MaxPool: 3, Timeout: 10 * time.Second, Logger: hl,
@@ -450,7 +463,7 @@ func (q *Quorum) do(req *request) (any, json.RawMessage, error) {
 				next++
 			}
 			var resp *response
-			resp, err = forward(addr, req, time.Until(deadline)+time.Second)
+			resp, err = q.mux.forward(addr, req, time.Until(deadline)+time.Second)
 			if err == nil {
 				if resp.Code == "" {
 					return nil, resp.Result, nil

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +30,8 @@ type mux struct {
 	advertise string
 	serve     func(net.Conn) // serves one forwarding connection
 	spawn     func(func())   // starts a tracked goroutine
+
+	dialTLS *tls.Config // nil: plain TCP to the other nodes
 
 	raftConns chan net.Conn
 	closed    chan struct{}
@@ -109,7 +112,7 @@ func (m *mux) Addr() net.Addr { return advertisedAddr(m.advertise) }
 
 // Dial opens a Raft connection to another node.
 func (m *mux) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout("tcp", string(address), timeout)
+	c, err := m.dial(string(address), timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -135,9 +138,22 @@ type response struct {
 	Leader string `json:"leader,omitempty"`
 }
 
+// dial connects to another node's controller listener, over TLS when the
+// listener uses it.
+func (m *mux) dial(addr string, timeout time.Duration) (net.Conn, error) {
+	if m.dialTLS == nil {
+		return net.DialTimeout("tcp", addr, timeout)
+	}
+	cfg := m.dialTLS.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", addr, cfg)
+}
+
 // forward sends req to the node at addr and waits for its answer.
-func forward(addr string, req *request, timeout time.Duration) (*response, error) {
-	c, err := net.DialTimeout("tcp", addr, timeout)
+func (m *mux) forward(addr string, req *request, timeout time.Duration) (*response, error) {
+	c, err := m.dial(addr, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("dial controller %s: %w", addr, err)
 	}

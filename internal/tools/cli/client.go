@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -44,7 +45,8 @@ const ConnectTimeout = 15 * time.Second
 // NewClient maps props (which must include bootstrap.servers) to kgo options
 // for role, appends extra (later options win), builds the client and checks
 // that a bootstrap server answers within ConnectTimeout or ctx, whichever
-// ends first. The error for an unreachable cluster names the servers.
+// ends first. The error for an unreachable cluster, or one that refuses the
+// client (a failed SASL login), names the servers.
 func NewClient(ctx context.Context, role Role, props Props, extra ...kgo.Opt) (*kgo.Client, error) {
 	opts, err := ClientOpts(role, props)
 	if err != nil {
@@ -63,6 +65,10 @@ func NewClient(ctx context.Context, role Role, props Props, extra ...kgo.Opt) (*
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, fmt.Errorf("no bootstrap server (%s) answered within %v", props["bootstrap.servers"], ConnectTimeout)
+		}
+		if ke := (*kerr.Error)(nil); errors.As(err, &ke) {
+			// The broker answered: a failed SASL login, usually.
+			return nil, fmt.Errorf("bootstrap server(s) %s refused the %s client: %w", props["bootstrap.servers"], role, err)
 		}
 		return nil, fmt.Errorf("cannot reach bootstrap server(s) %s: %w", props["bootstrap.servers"], err)
 	}
@@ -221,10 +227,8 @@ func init() {
 		}},
 		"security.protocol": {forAll, func(c *clientConfig, v string) error {
 			switch strings.ToUpper(strings.TrimSpace(v)) {
-			case "PLAINTEXT":
-				return nil
-			case "SSL", "SASL_PLAINTEXT", "SASL_SSL":
-				return fmt.Errorf("%s is not supported yet; only PLAINTEXT is", v)
+			case Plaintext, SSL, SASLPlaintext, SASLSSL:
+				return nil // read with the ssl.* and sasl.* properties by securityOpts
 			}
 			return errors.New("expected one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL")
 		}},
@@ -528,21 +532,42 @@ func compressionLevel(codec string) func(*clientConfig, string) error {
 	}
 }
 
-// isInertSecurityProp reports whether name is an ssl.* or sasl.* property,
-// which the Java client ignores under security.protocol=PLAINTEXT (the only
-// protocol supported so far), so the tools accept and ignore them too.
-func isInertSecurityProp(name string) bool {
+// isSecurityProp reports whether name is an ssl.* or sasl.* property. They
+// are read together, after the others, by securityOpts; the Java client
+// accepts every name of these families (many only tune the JVM), and so
+// do the tools.
+func isSecurityProp(name string) bool {
 	return strings.HasPrefix(name, "ssl.") || strings.HasPrefix(name, "sasl.")
 }
 
 // ClientOpts maps Kafka client properties to kgo options for role.
 //
-// Common to all roles: bootstrap.servers, client.id, security.protocol
-// (PLAINTEXT only), metadata.max.age.ms, connections.max.idle.ms,
-// socket.connection.setup.timeout.ms, retry.backoff.ms, request.timeout.ms,
-// retries; default.api.timeout.ms for admin and consumer clients; accepted
-// and ignored: reconnect.backoff.*, send/receive.buffer.bytes,
-// client.dns.lookup, metrics.*, metric.reporters, ssl.* and sasl.*.
+// Common to all roles: bootstrap.servers, client.id, metadata.max.age.ms,
+// connections.max.idle.ms, socket.connection.setup.timeout.ms,
+// retry.backoff.ms, request.timeout.ms, retries; default.api.timeout.ms for
+// admin and consumer clients; accepted and ignored: reconnect.backoff.*,
+// send/receive.buffer.bytes, client.dns.lookup, metrics.*, metric.reporters.
+//
+// Security, common to all roles: security.protocol PLAINTEXT (the default),
+// SSL, SASL_PLAINTEXT or SASL_SSL. SSL and SASL_SSL dial with TLS
+// (kgo.DialTLSConfig) set up by security.NewClientTLS from
+// ssl.truststore.location/.type/.password, ssl.truststore.certificates,
+// ssl.keystore.location/.type/.password, ssl.key.password,
+// ssl.keystore.key/.certificate.chain (a client certificate for mTLS),
+// ssl.endpoint.identification.algorithm (https, the default, checks the
+// server's name; empty does not), ssl.enabled.protocols, ssl.protocol and
+// ssl.cipher.suites. SASL_PLAINTEXT and SASL_SSL log in with sasl.mechanism
+// (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER; Kafka's default,
+// GSSAPI, is refused) and the credentials of sasl.jaas.config:
+// PlainLoginModule or ScramLoginModule with username and password (and
+// tokenauth for delegation tokens), or OAuthBearerLoginModule with Kafka's
+// unsecured-token options (see UnsecuredLogin). Other ssl.* and sasl.*
+// names are accepted and ignored, as are ssl.* under PLAINTEXT and sasl.*
+// under SSL, except those naming Java classes or a token endpoint
+// (sasl.client.callback.handler.class, sasl.login.class,
+// sasl.login.callback.handler.class other than the unsecured one,
+// sasl.oauthbearer.token.endpoint.url, ssl.engine.factory.class), which are
+// refused where they would apply.
 //
 // Producer: acks, enable.idempotence, max.in.flight.requests.per.connection,
 // linger.ms, batch.size (ProducerBatchMaxBytes), max.request.size (also caps
@@ -580,7 +605,7 @@ func ClientOpts(role Role, p Props) ([]kgo.Opt, error) {
 	for _, name := range names {
 		spec, ok := props[name]
 		if !ok {
-			if isInertSecurityProp(name) {
+			if isSecurityProp(name) {
 				continue
 			}
 			return nil, fmt.Errorf("unknown %s property %q", role, name)
@@ -598,6 +623,11 @@ func ClientOpts(role Role, p Props) ([]kgo.Opt, error) {
 	if _, ok := p["bootstrap.servers"]; !ok {
 		return nil, errors.New("no bootstrap server given (bootstrap.servers / --bootstrap-server)")
 	}
+	sec, err := securityOpts(p)
+	if err != nil {
+		return nil, err
+	}
+	c.opts = append(c.opts, sec...)
 	if role == Producer {
 		if err := c.resolveProducer(); err != nil {
 			return nil, err

@@ -157,7 +157,7 @@ func TestPropErrors(t *testing.T) {
 		{Producer, Props{"partitioner.class": "com.example.Mine"}, "partitioner"},
 		{Consumer, Props{"partition.assignment.strategy": "com.example.Mine"}, "com.example.Mine"},
 		{Consumer, Props{"auto.offset.reset": "smallest"}, "auto.offset.reset"},
-		{Admin, Props{"security.protocol": "SASL_SSL"}, "SASL_SSL is not supported yet"},
+		{Admin, Props{"security.protocol": "SASL_SSL"}, "SASL mechanism GSSAPI is not supported"},
 	} {
 		p := tc.p.Clone()
 		p["bootstrap.servers"] = "127.0.0.1:9092"

@@ -27,6 +27,18 @@
 // checks that a bootstrap server answers, so an unreachable cluster is
 // reported instead of hanging.
 //
+// # Security
+//
+// security.protocol and the ssl.* and sasl.* properties work as in Kafka's
+// Java client, for every tool and every property source: SSL and SASL_SSL
+// dial with TLS built by security.NewClientTLS (JKS, PKCS12 or PEM
+// truststores and keystores, mTLS, hostname verification), SASL_PLAINTEXT
+// and SASL_SSL log in with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or
+// OAUTHBEARER using the credentials of sasl.jaas.config (parsed by
+// sasl.ParseJAAS). OAUTHBEARER makes Kafka's unsecured, unsigned tokens
+// ([UnsecuredLogin]); fetching tokens from an identity provider is not
+// supported. [JavaDouble] formats numbers as Kafka's tools print them.
+//
 // Nothing in this package keeps global state; a Parser is not safe for
 // concurrent use, the functions are.
 package cli

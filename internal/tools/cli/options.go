@@ -26,8 +26,8 @@ const (
 // values through the pointers the Parser's declaring methods return.
 type Option struct {
 	Name    string // without the leading "--"
-	Arg     string // what the value is, shown as <Type: Arg>
-	Type    string // String, Integer, Long, Double; empty for a switch
+	Arg     string // what the value is, shown as <Type: Arg>, or <Type> when empty
+	Type    string // String, Integer, Long, Double, A|B|C for a choice; empty for a switch
 	Help    string
 	Default string // shown as (default: ...); empty for none
 	kind    optionKind
@@ -50,6 +50,14 @@ type Parser struct {
 	opts   []*Option
 	byName map[string]*Option
 	args   []string
+	seen   []Occurrence
+}
+
+// Occurrence is one option as it was given on the command line: its name
+// and its value ("" for a switch).
+type Occurrence struct {
+	Name  string
+	Value string
 }
 
 // NewParser returns a parser for the subcommand name. Every parser knows
@@ -162,6 +170,43 @@ func (p *Parser) Multi(name, arg, help string) *[]string {
 	return v
 }
 
+// ListWithDefault is List with a value used when the option is not given:
+// the first value given replaces def. Help shows def joined by commas.
+func (p *Parser) ListWithDefault(name, arg, help string, def ...string) *[]string {
+	v := new([]string)
+	*v = append([]string(nil), def...)
+	replaced := false
+	p.add(&Option{Name: name, Arg: arg, Type: "String", Help: help, Default: strings.Join(def, ","), kind: kindList,
+		set: func(s string) error {
+			if !replaced {
+				*v, replaced = nil, true
+			}
+			*v = append(*v, s)
+			return nil
+		}})
+	return v
+}
+
+// Choice declares an option with one value out of choices, matched without
+// regard to case (as joptsimple's enum converter does); the value stored is
+// the choice as spelt in choices. Help shows <A|B|C>.
+func (p *Parser) Choice(name string, choices []string, help, def string) *string {
+	v := new(string)
+	*v = def
+	pattern := strings.Join(choices, "|")
+	p.add(&Option{Name: name, Type: pattern, Help: help, Default: def, kind: kindValue,
+		set: func(s string) error {
+			for _, c := range choices {
+				if strings.EqualFold(strings.TrimSpace(s), c) {
+					*v = c
+					return nil
+				}
+			}
+			return fmt.Errorf("cannot parse argument %q of option --%s: expected one of %s", s, name, pattern)
+		}})
+	return v
+}
+
 func defaultString(ok bool, s string) string {
 	if ok {
 		return s
@@ -205,6 +250,7 @@ func (p *Parser) Parse(args []string) error {
 			if err := o.set(""); err != nil {
 				return err
 			}
+			p.seen = append(p.seen, Occurrence{Name: name})
 		case kindValue, kindList:
 			if !hasValue {
 				if i+1 >= len(args) {
@@ -216,12 +262,14 @@ func (p *Parser) Parse(args []string) error {
 			if err := o.set(value); err != nil {
 				return err
 			}
+			p.seen = append(p.seen, Occurrence{Name: name, Value: value})
 		case kindMulti:
 			n := 0
 			if hasValue {
 				if err := o.set(value); err != nil {
 					return err
 				}
+				p.seen = append(p.seen, Occurrence{Name: name, Value: value})
 				n++
 			}
 			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
@@ -229,6 +277,7 @@ func (p *Parser) Parse(args []string) error {
 				if err := o.set(args[i]); err != nil {
 					return err
 				}
+				p.seen = append(p.seen, Occurrence{Name: name, Value: args[i]})
 				n++
 			}
 			if n == 0 {
@@ -241,6 +290,38 @@ func (p *Parser) Parse(args []string) error {
 
 // Args returns the arguments that were not options, in order.
 func (p *Parser) Args() []string { return p.args }
+
+// Occurrences returns the options among names in the order they were given,
+// one entry per value (an option given twice appears twice). Kafka's
+// kafka-configs.sh pairs each --entity-type with the --entity-name or
+// --entity-default given at its position this way.
+func (p *Parser) Occurrences(names ...string) []Occurrence {
+	var out []Occurrence
+	for _, o := range p.seen {
+		for _, n := range names {
+			if o.Name == n {
+				out = append(out, o)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// CheckInvalid returns an error in Kafka's wording (CommandLineUtils.
+// checkInvalidArgs) when used was given together with any of invalid:
+// Option "[list]" can't be used with option "[producer]".
+func (p *Parser) CheckInvalid(used string, invalid ...string) error {
+	if !p.Has(used) {
+		return nil
+	}
+	for _, n := range invalid {
+		if p.Has(n) {
+			return fmt.Errorf("Option \"[%s]\" can't be used with option \"[%s]\"", used, n)
+		}
+	}
+	return nil
+}
 
 // Has reports whether the option was given on the command line. It panics
 // for an undeclared name, which is a programming error.
@@ -306,8 +387,11 @@ func (p *Parser) PrintUsage(w io.Writer) {
 	sortOptions(opts)
 	for _, o := range opts {
 		left := "--" + o.Name
-		if o.Type != "" {
+		switch {
+		case o.Type != "" && o.Arg != "":
 			left += " <" + o.Type + ": " + o.Arg + ">"
+		case o.Type != "":
+			left += " <" + o.Type + ">"
 		}
 		help := o.Help
 		if o.Default != "" {

@@ -130,3 +130,52 @@ func TestHelpGolden(t *testing.T) {
 	}
 	checkGolden(t, "help.golden", out.Bytes())
 }
+
+func TestListWithDefaultChoiceAndOccurrences(t *testing.T) {
+	p := NewParser("test", "")
+	ops := p.ListWithDefault("operation", "", "An operation.", "All")
+	pattern := p.Choice("resource-pattern-type", []string{"ANY", "LITERAL"}, "A pattern type.", "LITERAL")
+	p.List("entity-name", "", "A name.")
+	p.Flag("entity-default", "The default.")
+	p.Flag("list", "List.")
+	p.Flag("add", "Add.")
+	if err := p.Parse([]string{"--entity-name", "a", "--entity-default", "--resource-pattern-type", "any", "--entity-name=b", "--list"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"All"}; !reflect.DeepEqual(*ops, want) {
+		t.Errorf("default list = %q, want %q", *ops, want)
+	}
+	if *pattern != "ANY" {
+		t.Errorf("choice = %q, want the spelling of the choices, ANY", *pattern)
+	}
+	want := []Occurrence{{"entity-name", "a"}, {"entity-default", ""}, {"entity-name", "b"}}
+	if got := p.Occurrences("entity-name", "entity-default"); !reflect.DeepEqual(got, want) {
+		t.Errorf("Occurrences = %v, want %v", got, want)
+	}
+	if err := p.CheckInvalid("list", "add"); err != nil {
+		t.Error(err)
+	}
+	if err := p.CheckInvalid("list", "add", "entity-name"); err == nil || err.Error() != `Option "[list]" can't be used with option "[entity-name]"` {
+		t.Errorf("CheckInvalid = %v", err)
+	}
+
+	p = NewParser("test", "")
+	ops = p.ListWithDefault("operation", "", "An operation.", "All")
+	pattern = p.Choice("resource-pattern-type", []string{"ANY", "LITERAL"}, "A pattern type.", "LITERAL")
+	if err := p.Parse([]string{"--operation", "Read", "--operation", "Write"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"Read", "Write"}; !reflect.DeepEqual(*ops, want) || *pattern != "LITERAL" {
+		t.Errorf("given list = %q (want %q), choice default = %q", *ops, want, *pattern)
+	}
+	if err := p.Parse([]string{"--resource-pattern-type", "regex"}); err == nil || !strings.Contains(err.Error(), "expected one of ANY|LITERAL") {
+		t.Errorf("bad choice: %v", err)
+	}
+	var out bytes.Buffer
+	p.PrintUsage(&out)
+	for _, line := range []string{"--operation <String>", "(default: All)", "--resource-pattern-type <ANY|LITERAL>"} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("usage lacks %q:\n%s", line, out.String())
+		}
+	}
+}

@@ -3,10 +3,12 @@ package configs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/silkworm/silkworm/internal/broker/brokertest"
@@ -111,7 +113,57 @@ func TestConfigsEndToEnd(t *testing.T) {
 	if _, err := run("--alter", "--entity-type", "brokers", "--entity-name", "1", "--add-config", "log.dirs=/tmp/x"); err == nil {
 		t.Error("altering a read-only broker config: want an error")
 	}
-	if _, err := run("--describe", "--entity-type", "users"); err == nil {
+	if _, err := run("--describe", "--entity-type", "widgets"); err == nil {
 		t.Error("unsupported entity type: want an error")
+	}
+	if out := mustRun("--describe", "--entity-type", "topics", "--entity-name", "missing"); out != "The topic 'missing' doesn't exist and doesn't have dynamic config.\n" {
+		t.Errorf("describe a missing topic: %q", out)
+	}
+	if out := mustRun("--describe", "--broker", "7"); out != "The broker '7' doesn't exist and doesn't have dynamic config.\n" {
+		t.Errorf("describe a missing broker: %q", out)
+	}
+	if _, err := run("--alter", "--topic", "orders", "--delete-config", "retention.ms"); err == nil || !strings.Contains(err.Error(), "Invalid config(s): retention.ms") {
+		t.Errorf("delete of a config that is not set: %v", err)
+	}
+}
+
+// requireAPIs skips the test unless the broker at addr supports every API
+// key given. The broker's security APIs are being added; the tests against
+// it run as soon as it advertises them.
+func requireAPIs(t *testing.T, addr string, keys ...int16) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	vs, err := kadm.NewClient(cl).ApiVersions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.Err != nil {
+			t.Fatal(v.Err)
+		}
+		for _, k := range keys {
+			if _, ok := v.KeyMaxVersion(k); !ok {
+				t.Skip("broker API not yet available")
+			}
+		}
+	}
+}
+
+func TestUsersAndClientsBroker(t *testing.T) {
+	addr := brokertest.Start(t)
+	// DescribeClientQuotas, AlterClientQuotas, DescribeUserScramCredentials,
+	// AlterUserScramCredentials.
+	requireAPIs(t, addr, 48, 49, 50, 51)
+	testUsersAndClients(t, addr)
+
+	// Like a KRaft Kafka, the broker refuses two mechanisms of one user in
+	// one request; the tool reports it.
+	c := configsTool{t, addr}
+	if _, err := c.run("--alter", "--user", "bob", "--add-config", "SCRAM-SHA-256=[password=b1],SCRAM-SHA-512=[iterations=5000,password=b2]"); !errors.Is(err, kerr.DuplicateResource) {
+		t.Errorf("alter two mechanisms of a user at once: %v, want DUPLICATE_RESOURCE", err)
 	}
 }

@@ -1,0 +1,82 @@
+package broker
+
+// Inter-broker connections (replica fetchers, transaction markers) use
+// the inter.broker.listener.name listener's security protocol: TLS with
+// that listener's ssl.* settings (its keystore is the broker's client
+// certificate) and SASL with sasl.mechanism.inter.broker.protocol and the
+// username and password of that mechanism's JAAS entry on the listener,
+// as Kafka's brokers authenticate to each other.
+
+import (
+	"crypto/tls"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	franzsasl "github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/silkworm/silkworm/internal/security"
+	"github.com/silkworm/silkworm/internal/security/sasl"
+)
+
+// interBrokerSecurity is how this broker connects to another as a client.
+type interBrokerSecurity struct {
+	tls  *tls.Config         // nil without TLS
+	sasl franzsasl.Mechanism // nil without SASL
+}
+
+// kgoOpts are the client options for a kgo client to another broker.
+func (s interBrokerSecurity) kgoOpts() []kgo.Opt {
+	var opts []kgo.Opt
+	if s.tls != nil {
+		opts = append(opts, kgo.DialTLSConfig(s.tls.Clone()))
+	}
+	if s.sasl != nil {
+		opts = append(opts, kgo.SASL(s.sasl))
+	}
+	return opts
+}
+
+// newInterBrokerSecurity reads the inter-broker listener's settings.
+func newInterBrokerSecurity(cfg interface {
+	ListenerValue(listener, key string) (string, bool)
+	ListenerMechanismValue(listener, mechanism, key string) (string, bool)
+}, listener, protocol string) (interBrokerSecurity, error) {
+	var s interBrokerSecurity
+	get := func(key string) (string, bool) { return cfg.ListenerValue(listener, key) }
+	if protocol == protoSSL || protocol == protoSASLSSL {
+		t, err := security.NewClientTLS(get)
+		if err != nil {
+			return s, fmt.Errorf("inter-broker listener %s: %w", listener, err)
+		}
+		s.tls = t
+	}
+	if protocol == protoSASLPlaintext || protocol == protoSASLSSL {
+		mech, _ := get("sasl.mechanism.inter.broker.protocol")
+		mech = strings.ToUpper(strings.TrimSpace(mech))
+		v, _ := cfg.ListenerMechanismValue(listener, mech, "sasl.jaas.config")
+		e, err := sasl.ParseJAAS(v)
+		if err != nil {
+			return s, fmt.Errorf("inter-broker listener %s: listener.name.%s.%s.sasl.jaas.config: %w",
+				listener, strings.ToLower(listener), strings.ToLower(mech), err)
+		}
+		user, pass := e.Options["username"], e.Options["password"]
+		if user == "" {
+			return s, fmt.Errorf("inter-broker listener %s: the %s JAAS entry needs username and password options: the credentials this broker uses to reach the others",
+				listener, mech)
+		}
+		switch mech {
+		case "PLAIN":
+			s.sasl = plain.Auth{User: user, Pass: pass}.AsMechanism()
+		case security.ScramSHA256:
+			s.sasl = scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()
+		case security.ScramSHA512:
+			s.sasl = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
+		default:
+			return s, fmt.Errorf("sasl.mechanism.inter.broker.protocol=%s is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mech)
+		}
+	}
+	return s, nil
+}

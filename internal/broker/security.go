@@ -1,0 +1,427 @@
+package broker
+
+// Security wiring: what each listener needs to authenticate its
+// connections (TLS, SASL mechanisms), the ACL authorizer and the client
+// quota manager fed from the metadata image, and the check every handler
+// makes (authorize).
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/metadata"
+	"github.com/silkworm/silkworm/internal/quota"
+	"github.com/silkworm/silkworm/internal/security"
+	"github.com/silkworm/silkworm/internal/security/acl"
+	"github.com/silkworm/silkworm/internal/security/sasl"
+)
+
+// Security protocols of a listener.
+const (
+	protoPlaintext     = "PLAINTEXT"
+	protoSSL           = "SSL"
+	protoSASLPlaintext = "SASL_PLAINTEXT"
+	protoSASLSSL       = "SASL_SSL"
+)
+
+// PlainAuthenticator, when set before New, checks PLAIN passwords instead
+// of the user_<name> entries of the listener's JAAS config: the pluggable
+// store for PLAIN (Kafka's sasl.server.callback.handler.class).
+var PlainAuthenticator sasl.PlainAuthenticator
+
+// listenerSec is how one listener authenticates its connections. It is
+// built at start (and rebuilt when its TLS settings change dynamically);
+// connections keep the one they were accepted with.
+type listenerSec struct {
+	name     string // listener name, upper case
+	protocol string // PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+
+	tls    *security.ServerTLS       // nil without TLS
+	mapper *security.PrincipalMapper // ssl.principal.mapping.rules
+	mechs  map[string]sasl.Mechanism // enabled SASL mechanisms; nil without SASL
+	names  []string                  // enabled mechanism names, in config order
+	closer []func()                  // stops background work (JWKS refresh, file watch)
+
+	maxReceive int32         // sasl.server.max.receive.size: frame bound before authentication
+	reauth     time.Duration // connections.max.reauth.ms; 0 = no re-authentication
+}
+
+func (ls *listenerSec) usesTLS() bool {
+	return ls.protocol == protoSSL || ls.protocol == protoSASLSSL
+}
+
+func (ls *listenerSec) usesSASL() bool {
+	return ls.protocol == protoSASLPlaintext || ls.protocol == protoSASLSSL
+}
+
+func (ls *listenerSec) close() {
+	for _, c := range ls.closer {
+		c()
+	}
+}
+
+// newListenerSec builds a listener's security from the broker config.
+func (b *Broker) newListenerSec(l config.Listener) (*listenerSec, error) {
+	cfg := b.cfg
+	get := func(key string) (string, bool) { return cfg.ListenerValue(l.Name, key) }
+	ls := &listenerSec{name: l.Name, protocol: l.SecurityProtocol}
+	switch ls.protocol {
+	case protoPlaintext, protoSSL, protoSASLPlaintext, protoSASLSSL:
+	default:
+		return nil, fmt.Errorf("listener %s: unknown security protocol %q (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)", l.Name, ls.protocol)
+	}
+	ls.maxReceive = int32(listenerInt(get, "sasl.server.max.receive.size", 524288))
+	ls.reauth = time.Duration(listenerInt(get, "connections.max.reauth.ms", 0)) * time.Millisecond
+	if ls.usesTLS() {
+		t, err := security.NewServerTLS(get, security.WithLogger(b.log.With("listener", l.Name)))
+		if err != nil {
+			return nil, fmt.Errorf("listener %s: %w", l.Name, err)
+		}
+		ls.tls = t
+		rules, _ := get("ssl.principal.mapping.rules")
+		if ls.mapper, err = security.ParsePrincipalMappingRules(rules); err != nil {
+			return nil, fmt.Errorf("listener %s: %w", l.Name, err)
+		}
+	}
+	if ls.usesSASL() {
+		if err := b.saslMechanisms(ls, get); err != nil {
+			ls.close()
+			return nil, fmt.Errorf("listener %s: %w", l.Name, err)
+		}
+	}
+	return ls, nil
+}
+
+func listenerInt(get func(string) (string, bool), key string, def int64) int64 {
+	if v, ok := get(key); ok {
+		if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+// saslMechanisms sets up the listener's sasl.enabled.mechanisms.
+func (b *Broker) saslMechanisms(ls *listenerSec, get func(string) (string, bool)) error {
+	v, _ := get("sasl.enabled.mechanisms")
+	ls.mechs = map[string]sasl.Mechanism{}
+	for _, name := range strings.Split(v, ",") {
+		name = strings.ToUpper(strings.TrimSpace(name))
+		if name == "" || ls.mechs[name] != nil {
+			continue
+		}
+		m, stop, err := b.saslMechanism(ls.name, name)
+		if err != nil {
+			return err
+		}
+		ls.mechs[name] = m
+		ls.names = append(ls.names, name)
+		if stop != nil {
+			ls.closer = append(ls.closer, stop)
+		}
+	}
+	if len(ls.names) == 0 {
+		return errors.New("sasl.enabled.mechanisms is empty: a SASL listener needs at least one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER")
+	}
+	return nil
+}
+
+// saslMechanism builds one server-side mechanism for a listener.
+func (b *Broker) saslMechanism(listener, name string) (sasl.Mechanism, func(), error) {
+	cfg := b.cfg
+	jaas := func() (sasl.JAASEntry, bool, error) {
+		v, ok := cfg.ListenerMechanismValue(listener, name, "sasl.jaas.config")
+		if !ok || strings.TrimSpace(v) == "" {
+			return sasl.JAASEntry{}, false, nil
+		}
+		e, err := sasl.ParseJAAS(v)
+		if err != nil {
+			return e, false, fmt.Errorf("listener.name.%s.%s.sasl.jaas.config: %w", strings.ToLower(listener), strings.ToLower(name), err)
+		}
+		return e, true, nil
+	}
+	switch name {
+	case "PLAIN":
+		if PlainAuthenticator != nil {
+			return sasl.NewPlain(PlainAuthenticator), nil, nil
+		}
+		e, ok, err := jaas()
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return nil, nil, fmt.Errorf("PLAIN is enabled but listener.name.%s.plain.sasl.jaas.config is not set: "+
+				`give it org.apache.kafka.common.security.plain.PlainLoginModule required user_<name>="<password>" ...;`, strings.ToLower(listener))
+		}
+		return sasl.NewPlain(sasl.PlainUsersFromJAAS(e)), nil, nil
+	case security.ScramSHA256, security.ScramSHA512:
+		m, err := sasl.NewScram(name, func(user string) (security.ScramCredential, bool) {
+			return scramCredential(b.meta.Image(), user, name)
+		})
+		return m, nil, err
+	case "OAUTHBEARER":
+		return b.oauthMechanism(listener, jaas)
+	case "GSSAPI":
+		return nil, nil, errors.New("GSSAPI (Kerberos) is not supported; set sasl.enabled.mechanisms to PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and/or OAUTHBEARER")
+	}
+	return nil, nil, fmt.Errorf("unknown SASL mechanism %q in sasl.enabled.mechanisms", name)
+}
+
+// oauthMechanism is OAUTHBEARER with Kafka's two validators: signatures
+// checked against a JWKS when sasl.oauthbearer.jwks.endpoint.url is set
+// (OAuthBearerValidatorCallbackHandler), else the unsecured validator
+// configured by the JAAS options (Kafka's default, for development).
+func (b *Broker) oauthMechanism(listener string, jaas func() (sasl.JAASEntry, bool, error)) (sasl.Mechanism, func(), error) {
+	get := func(key string) string {
+		v, _ := b.cfg.ListenerMechanismValue(listener, "OAUTHBEARER", key)
+		return strings.TrimSpace(v)
+	}
+	oc := sasl.OAuthConfig{
+		JWKSURL:        get("sasl.oauthbearer.jwks.endpoint.url"),
+		ExpectedIssuer: get("sasl.oauthbearer.expected.issuer"),
+		SubClaimName:   get("sasl.oauthbearer.sub.claim.name"),
+		ScopeClaimName: get("sasl.oauthbearer.scope.claim.name"),
+	}
+	if v := get("sasl.oauthbearer.expected.audience"); v != "" {
+		for _, a := range strings.Split(v, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				oc.ExpectedAudience = append(oc.ExpectedAudience, a)
+			}
+		}
+	}
+	if n, err := strconv.ParseInt(get("sasl.oauthbearer.clock.skew.seconds"), 10, 64); err == nil {
+		oc.ClockSkew = time.Duration(n) * time.Second
+	}
+	if n, err := strconv.ParseInt(get("sasl.oauthbearer.jwks.endpoint.refresh.ms"), 10, 64); err == nil {
+		oc.JWKSRefresh = time.Duration(n) * time.Millisecond
+	}
+	if oc.JWKSURL == "" {
+		// Kafka's default validator: unsigned tokens, configured only by
+		// the JAAS options.
+		e, _, err := jaas()
+		if err != nil {
+			return nil, nil, err
+		}
+		if oc, err = sasl.UnsecuredOAuthConfigFromJAAS(e); err != nil {
+			return nil, nil, err
+		}
+	}
+	m, err := sasl.NewOAuthBearer(oc)
+	if err != nil {
+		return nil, nil, err
+	}
+	var stop func()
+	if c, ok := m.(interface{ Close() }); ok {
+		stop = c.Close
+	}
+	return m, stop, nil
+}
+
+// scramCredential finds a user's credential for a mechanism in the image.
+func scramCredential(im *metadata.Image, user, mechanism string) (security.ScramCredential, bool) {
+	for _, c := range im.Scram[user] {
+		if c.Mechanism == mechanism {
+			return c, true
+		}
+	}
+	return security.ScramCredential{}, false
+}
+
+// tlsPrincipal is the principal of an SSL connection: from the client
+// certificate's subject when it sent one (mapped by
+// ssl.principal.mapping.rules), else ANONYMOUS.
+func (ls *listenerSec) tlsPrincipal(peers []*x509.Certificate) (security.Principal, error) {
+	if len(peers) == 0 || ls.mapper == nil {
+		return security.Anonymous, nil
+	}
+	return ls.mapper.Principal(peers[0])
+}
+
+// authz is the broker's authorizer and quota state. The authorizer is nil
+// when authorizer.class.name is empty: every request is allowed, as in
+// Kafka without an authorizer.
+type authz struct {
+	acl    *acl.Authorizer
+	quotas *quota.Manager
+	// version of the image the state was last fed from, to skip
+	// re-indexing when an image changes nothing of it.
+	aclsSeen, quotasSeen atomic.Pointer[metadata.Image]
+}
+
+// kafkaAuthorizers are the class names Kafka users set; any of them turns
+// on Silkworm's authorizer (StandardAuthorizer semantics).
+var kafkaAuthorizers = []string{
+	"org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+	"kafka.security.authorizer.AclAuthorizer",
+	"kafka.security.auth.SimpleAclAuthorizer",
+	"silkworm",
+}
+
+// newAuthz reads authorizer.class.name, super.users,
+// allow.everyone.if.no.acl.found and the quota windows.
+func newAuthz(cfg *config.Broker) (*authz, error) {
+	a := &authz{}
+	if cls, _ := cfg.Value("authorizer.class.name"); strings.TrimSpace(cls) != "" {
+		if !slices.Contains(kafkaAuthorizers, strings.TrimSpace(cls)) {
+			return nil, fmt.Errorf("invalid value %q for configuration authorizer.class.name: Silkworm's authorizer implements Kafka's StandardAuthorizer; use org.apache.kafka.metadata.authorizer.StandardAuthorizer (or leave it empty for no authorization)", cls)
+		}
+		var supers []string
+		if v, _ := cfg.Value("super.users"); v != "" {
+			for _, s := range strings.Split(v, ";") {
+				if s = strings.TrimSpace(s); s != "" {
+					supers = append(supers, s)
+				}
+			}
+		}
+		var err error
+		a.acl, err = acl.New(acl.Config{
+			SuperUsers:                supers,
+			AllowEveryoneIfNoACLFound: boolConfig(cfg, "allow.everyone.if.no.acl.found", false),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("super.users: %w", err)
+		}
+	}
+	a.quotas = quota.NewManager(quota.Config{
+		WindowNum:            int(intConfig(cfg, "quota.window.num", 11)),
+		WindowSize:           time.Duration(intConfig(cfg, "quota.window.size.seconds", 1)) * time.Second,
+		ControllerWindowNum:  int(intConfig(cfg, "controller.quota.window.num", 11)),
+		ControllerWindowSize: time.Duration(intConfig(cfg, "controller.quota.window.size.seconds", 1)) * time.Second,
+		NumIOThreads:         cfg.NumIOThreads,
+	})
+	return a, nil
+}
+
+// apply feeds the ACLs and quotas of a new image. Called from applyImage.
+func (a *authz) apply(im *metadata.Image) {
+	if prev := a.aclsSeen.Load(); a.acl != nil && (prev == nil || !sameSlice(prev.ACLs, im.ACLs)) {
+		a.acl.SetBindings(im.ACLs)
+	}
+	a.aclsSeen.Store(im)
+	if prev := a.quotasSeen.Load(); prev == nil || !sameSlice(prev.ClientQuotas, im.ClientQuotas) {
+		a.quotas.SetQuotas(im.ClientQuotas)
+	}
+	a.quotasSeen.Store(im)
+}
+
+// sameSlice reports whether two slices share their backing array and
+// length: images share unchanged slices, so this spots "no change" cheaply.
+func sameSlice[T any](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
+}
+
+// authorize reports whether the request's principal may do op on a
+// resource. Always true without an authorizer.
+func (b *Broker) authorize(r *request, op kmsg.ACLOperation, rt kmsg.ACLResourceType, name string) bool {
+	if b.authz.acl == nil {
+		return true
+	}
+	return b.authz.acl.Authorize(r.c.principal, r.c.host, op, rt, name)
+}
+
+// authorizeCluster is authorize on the cluster resource.
+func (b *Broker) authorizeCluster(r *request, op kmsg.ACLOperation) bool {
+	return b.authorize(r, op, kmsg.ACLResourceTypeCluster, clusterResourceName)
+}
+
+// clusterResourceName is the name of Kafka's only cluster resource.
+const clusterResourceName = "kafka-cluster"
+
+// authorizedOperations is the KIP-430 bitfield for a resource, or Kafka's
+// "not requested" value (INT32_MIN) when the client did not ask for it.
+// Without an authorizer it is every operation the resource supports.
+func (b *Broker) authorizedOperations(r *request, include bool, rt kmsg.ACLResourceType, name string) int32 {
+	if !include {
+		return -2147483648
+	}
+	if b.authz.acl == nil {
+		switch rt {
+		case kmsg.ACLResourceTypeTopic:
+			return operationsField(topicOperations)
+		case kmsg.ACLResourceTypeCluster:
+			return operationsField(clusterOperations)
+		case kmsg.ACLResourceTypeGroup:
+			return operationsField(groupOperations)
+		}
+		return 0
+	}
+	return b.authz.acl.AuthorizedOperations(r.c.principal, r.c.host, rt, name)
+}
+
+// ACL operation codes the GROUP resource supports (READ 3, DELETE 6,
+// DESCRIBE 8).
+var groupOperations = []int32{3, 6, 8}
+
+// authorizeCreateTopic is Kafka's rule for creating a topic: CREATE on the
+// cluster, or else on the topic.
+func (b *Broker) authorizeCreateTopic(r *request, name string) bool {
+	return b.authorizeCluster(r, kmsg.ACLOperationCreate) ||
+		b.authorize(r, kmsg.ACLOperationCreate, kmsg.ACLResourceTypeTopic, name)
+}
+
+// hostOf is the client address ACLs match on: the peer's IP as Java
+// prints it (Kafka compares ACL hosts against that form).
+func hostOf(addr net.Addr) string {
+	if ap, err := netip.ParseAddrPort(addr.String()); err == nil {
+		return acl.HostString(ap.Addr())
+	}
+	return addr.String()
+}
+
+// onListener is br as clients of listener see it: Host and Port are its
+// endpoint on that listener (Kafka answers each listener with its own
+// endpoints). It is nil when br does not advertise that listener. A
+// registration without endpoints (an older metadata log) is taken as is.
+func onListener(br *metadata.Broker, listener string) *metadata.Broker {
+	if br == nil || len(br.Listeners) == 0 {
+		return br
+	}
+	for _, e := range br.Listeners {
+		if e.Name == listener {
+			c := *br
+			c.Host, c.Port = e.Host, e.Port
+			return &c
+		}
+	}
+	return nil
+}
+
+// authorizeGroup is authorize on a consumer group.
+func (b *Broker) authorizeGroup(r *request, op kmsg.ACLOperation, group string) bool {
+	return b.authorize(r, op, kmsg.ACLResourceTypeGroup, group)
+}
+
+// errClusterAuthorization is a request refused for want of an operation
+// on the cluster resource (CLUSTER_AUTHORIZATION_FAILED).
+var errClusterAuthorization = errors.New(kerr.ClusterAuthorizationFailed.Message)
+
+// authorizeConfigs checks op (DESCRIBE_CONFIGS or ALTER_CONFIGS) on a
+// config resource: the topic, or the cluster for a broker resource.
+func (b *Broker) authorizeConfigs(r *request, op kmsg.ACLOperation, rt kmsg.ConfigResourceType, name string) *apiError {
+	switch rt {
+	case kmsg.ConfigResourceTypeTopic:
+		if !b.authorize(r, op, kmsg.ACLResourceTypeTopic, name) {
+			return newAPIError(kerr.TopicAuthorizationFailed, "%s", kerr.TopicAuthorizationFailed.Message)
+		}
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
+		if !b.authorizeCluster(r, op) {
+			return newAPIError(kerr.ClusterAuthorizationFailed, "%s", kerr.ClusterAuthorizationFailed.Message)
+		}
+	}
+	return nil
+}
