@@ -71,6 +71,8 @@ type Broker struct {
 	authz *authz // ACL authorizer and client quotas, fed from the image (security.go)
 	// interBroker is how this broker reaches others (interbroker.go).
 	interBroker interBrokerSecurity
+	// controllerSec authenticates the controller listener (controllerauth.go).
+	controllerSec *listenerSec
 	// failedAuth counts failed authentications (TLS handshakes, SASL).
 	failedAuth atomic.Int64
 
@@ -100,7 +102,7 @@ func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
 		return nil, err
 	}
 	if l, ok := cfg.ListenerByName(cfg.InterBrokerListenerName); ok {
-		if b.interBroker, err = newInterBrokerSecurity(cfg, l.Name, l.SecurityProtocol); err != nil {
+		if b.interBroker, err = newPeerSecurity(cfg, l.Name, l.SecurityProtocol, "sasl.mechanism.inter.broker.protocol"); err != nil {
 			return nil, err
 		}
 	}
@@ -321,6 +323,9 @@ func (b *Broker) Close() error {
 	err := b.logs.Close()
 	if b.cluster != nil {
 		err = errors.Join(err, b.cluster.Close())
+	}
+	if b.controllerSec != nil {
+		b.controllerSec.close()
 	}
 	return err
 }

@@ -78,10 +78,18 @@ func (b *Broker) openQuorum() (*metadata.Quorum, error) {
 	qc.HeartbeatInterval = time.Duration(cfg.BrokerHeartbeatIntervalMs) * time.Millisecond
 	qc.ClusterID = cfg.ClusterID
 	qc.Logger = b.log.With("component", "metadata")
+	cs, err := b.controllerSecurity(&qc)
+	if err != nil {
+		return nil, fmt.Errorf("controller listener: %w", err)
+	}
 	q, err := metadata.OpenQuorum(qc)
 	if err != nil {
+		if cs != nil {
+			cs.close()
+		}
 		return nil, fmt.Errorf("metadata quorum: %w", err)
 	}
+	b.controllerSec = cs
 	return q, nil
 }
 

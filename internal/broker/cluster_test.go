@@ -26,6 +26,8 @@ type testCluster struct {
 	cports  []int
 	brokers []*Broker
 	extra   []string
+	// clientOpts are added to every client (security settings).
+	clientOpts []kgo.Opt
 }
 
 func freePort(t *testing.T) int {
@@ -75,7 +77,7 @@ func (tc *testCluster) startNode(i int) (*Broker, error) {
 	for j, p := range tc.cports {
 		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", j+1, p))
 	}
-	props := append([]string{
+	props := []string{
 		fmt.Sprintf("node.id=%d", i+1),
 		"process.roles=broker,controller",
 		fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:%d", tc.cports[i]),
@@ -91,7 +93,11 @@ func (tc *testCluster) startNode(i int) (*Broker, error) {
 		"broker.session.timeout.ms=3000",
 		"broker.heartbeat.interval.ms=500",
 		"offsets.topic.num.partitions=3",
-	}, tc.extra...)
+	}
+	// {cport} in an override is this node's controller port.
+	for _, x := range tc.extra {
+		props = append(props, strings.ReplaceAll(x, "{cport}", fmt.Sprint(tc.cports[i])))
+	}
 	cfg, err := config.Load("", props)
 	if err != nil {
 		return nil, err
@@ -123,7 +129,8 @@ func (tc *testCluster) seeds() []string {
 
 func (tc *testCluster) client(opts ...kgo.Opt) *kgo.Client {
 	tc.t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(tc.seeds()...), kgo.MetadataMinAge(50 * time.Millisecond)}, opts...)...)
+	base := append([]kgo.Opt{kgo.SeedBrokers(tc.seeds()...), kgo.MetadataMinAge(50 * time.Millisecond)}, tc.clientOpts...)
+	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		tc.t.Fatal(err)
 	}
@@ -161,7 +168,13 @@ func (tc *testCluster) leaderOf(topic string, p int32) int32 {
 }
 
 func TestClusterReplicatesAndFailsOver(t *testing.T) {
-	tc := newTestCluster(t, 3)
+	testReplicatesAndFailsOver(t, newTestCluster(t, 3))
+}
+
+// testReplicatesAndFailsOver writes acks=all records to a partition of
+// three replicas, kills its leader, writes more, and reads every record
+// back in order; then the old leader restarts and catches up.
+func testReplicatesAndFailsOver(t *testing.T, tc *testCluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	adm := kadm.NewClient(tc.client())

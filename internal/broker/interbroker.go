@@ -39,32 +39,35 @@ func (s interBrokerSecurity) kgoOpts() []kgo.Opt {
 	return opts
 }
 
-// newInterBrokerSecurity reads the inter-broker listener's settings.
-func newInterBrokerSecurity(cfg interface {
+// newPeerSecurity reads how this broker connects, as a client, to a
+// listener of another node: its TLS settings and, on SASL, the mechanism
+// named by mechanismKey (sasl.mechanism.inter.broker.protocol or
+// sasl.mechanism.controller.protocol) with its JAAS credentials.
+func newPeerSecurity(cfg interface {
 	ListenerValue(listener, key string) (string, bool)
 	ListenerMechanismValue(listener, mechanism, key string) (string, bool)
-}, listener, protocol string) (interBrokerSecurity, error) {
+}, listener, protocol, mechanismKey string) (interBrokerSecurity, error) {
 	var s interBrokerSecurity
 	get := func(key string) (string, bool) { return cfg.ListenerValue(listener, key) }
 	if protocol == protoSSL || protocol == protoSASLSSL {
 		t, err := security.NewClientTLS(get)
 		if err != nil {
-			return s, fmt.Errorf("inter-broker listener %s: %w", listener, err)
+			return s, fmt.Errorf("listener %s: %w", listener, err)
 		}
 		s.tls = t
 	}
 	if protocol == protoSASLPlaintext || protocol == protoSASLSSL {
-		mech, _ := get("sasl.mechanism.inter.broker.protocol")
+		mech, _ := get(mechanismKey)
 		mech = strings.ToUpper(strings.TrimSpace(mech))
 		v, _ := cfg.ListenerMechanismValue(listener, mech, "sasl.jaas.config")
 		e, err := sasl.ParseJAAS(v)
 		if err != nil {
-			return s, fmt.Errorf("inter-broker listener %s: listener.name.%s.%s.sasl.jaas.config: %w",
+			return s, fmt.Errorf("listener %s: listener.name.%s.%s.sasl.jaas.config: %w",
 				listener, strings.ToLower(listener), strings.ToLower(mech), err)
 		}
 		user, pass := e.Options["username"], e.Options["password"]
 		if user == "" {
-			return s, fmt.Errorf("inter-broker listener %s: the %s JAAS entry needs username and password options: the credentials this broker uses to reach the others",
+			return s, fmt.Errorf("listener %s: the %s JAAS entry needs username and password options: the credentials this broker uses to reach the others",
 				listener, mech)
 		}
 		switch mech {
@@ -75,7 +78,7 @@ func newInterBrokerSecurity(cfg interface {
 		case security.ScramSHA512:
 			s.sasl = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
 		default:
-			return s, fmt.Errorf("sasl.mechanism.inter.broker.protocol=%s is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mech)
+			return s, fmt.Errorf("%s=%s is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mechanismKey, mech)
 		}
 	}
 	return s, nil

@@ -5,6 +5,9 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -544,5 +547,59 @@ func TestProduceQuotaThrottles(t *testing.T) {
 	}
 	if ms := throttled("fast"); ms != 0 {
 		t.Errorf("client without a quota: throttle %d ms, want 0", ms)
+	}
+}
+
+// TestClusterOverSASLSSL runs the replication and failover test on a
+// cluster whose every listener is SASL_SSL: clients, replica fetchers
+// (inter.broker.listener.name) and the Raft quorum (the controller
+// listener) all use TLS and authenticate with PLAIN, with the authorizer
+// on and admin as the only super user.
+func TestClusterOverSASLSSL(t *testing.T) {
+	ca := securitytest.NewCA(t)
+	dir := t.TempDir()
+	keystore := ca.Issue(t, "broker", "127.0.0.1", "localhost").KeystorePEM(t, dir, "broker")
+	jaas := `org.apache.kafka.common.security.plain.PlainLoginModule required ` +
+		`username="admin" password="admin-secret" user_admin="admin-secret";`
+	tc := newTestCluster(t, 3,
+		"listeners=SASL_SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:{cport}",
+		"advertised.listeners=SASL_SSL://127.0.0.1:0",
+		"listener.security.protocol.map=SASL_SSL:SASL_SSL,CONTROLLER:SASL_SSL",
+		"inter.broker.listener.name=SASL_SSL",
+		"sasl.enabled.mechanisms=PLAIN",
+		"sasl.mechanism.inter.broker.protocol=PLAIN",
+		"sasl.mechanism.controller.protocol=PLAIN",
+		"listener.name.sasl_ssl.plain.sasl.jaas.config="+jaas,
+		"listener.name.controller.plain.sasl.jaas.config="+jaas,
+		"ssl.keystore.type=PEM", "ssl.keystore.location="+keystore,
+		"ssl.truststore.type=PEM", "ssl.truststore.location="+ca.WriteCertPEM(t, dir),
+		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users=User:admin",
+	)
+	tc.clientOpts = []kgo.Opt{
+		kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"}),
+		kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()),
+	}
+	testReplicatesAndFailsOver(t, tc)
+
+	// The controller listener refuses a peer with a wrong password, and
+	// one that does not speak TLS.
+	addr := fmt.Sprintf("127.0.0.1:%d", tc.cports[0])
+	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("TLS to the controller listener: %v", err)
+	}
+	defer c.Close()
+	err = dialControllerAuth(plain.Auth{User: "admin", Pass: "wrong"}.AsMechanism(), c)
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("controller listener with a wrong password: %v, want a refusal", err)
+	}
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if err := dialControllerAuth(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism(), raw); err == nil {
+		t.Error("a plaintext peer authenticated on the SASL_SSL controller listener")
 	}
 }

@@ -48,6 +48,13 @@ type QuorumConfig struct {
 	// DialTLS, when set, is how this node dials the others' controller
 	// listeners (its certificate and the trusted CAs).
 	DialTLS *tls.Config
+	// AcceptAuth, when set, authenticates every connection the controller
+	// listener accepts, after TLS and before anything else is read (SASL
+	// on a SASL_PLAINTEXT or SASL_SSL controller listener); an error
+	// closes the connection. DialAuth is the dialing side of the same
+	// exchange. They run on the connection's goroutine.
+	AcceptAuth func(net.Conn) error
+	DialAuth   func(net.Conn) error
 	// Advertised is this node's controller address as others reach it. It
 	// defaults to Voters[NodeID] on a controller and to the listener's
 	// address on a broker-only node.
@@ -237,6 +244,7 @@ func OpenQuorum(cfg QuorumConfig) (*Quorum, error) {
 	}
 	q.mux = newMux(ln, advertise, q.serveForward, q.spawn)
 	q.mux.dialTLS = cfg.DialTLS
+	q.mux.acceptAuth, q.mux.dialAuth = cfg.AcceptAuth, cfg.DialAuth
 	q.spawn(q.mux.acceptLoop)
 	q.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: q.mux, MaxPool: 3, Timeout: 10 * time.Second, Logger: hl,

@@ -32,6 +32,8 @@ type mux struct {
 	spawn     func(func())   // starts a tracked goroutine
 
 	dialTLS *tls.Config // nil: plain TCP to the other nodes
+	// acceptAuth and dialAuth authenticate connections (nil: none).
+	acceptAuth, dialAuth func(net.Conn) error
 
 	raftConns chan net.Conn
 	closed    chan struct{}
@@ -64,10 +66,16 @@ func (m *mux) acceptLoop() {
 	}
 }
 
-// route reads a connection's first byte and hands it on.
+// route authenticates a connection, reads its first byte and hands it on.
 func (m *mux) route(c net.Conn) {
 	var b [1]byte
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if m.acceptAuth != nil {
+		if err := m.acceptAuth(c); err != nil {
+			c.Close()
+			return
+		}
+	}
 	if _, err := io.ReadFull(c, b[:]); err != nil {
 		c.Close()
 		return
@@ -141,14 +149,27 @@ type response struct {
 // dial connects to another node's controller listener, over TLS when the
 // listener uses it.
 func (m *mux) dial(addr string, timeout time.Duration) (net.Conn, error) {
+	var c net.Conn
+	var err error
 	if m.dialTLS == nil {
-		return net.DialTimeout("tcp", addr, timeout)
+		c, err = net.DialTimeout("tcp", addr, timeout)
+	} else {
+		cfg := m.dialTLS.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		c, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", addr, cfg)
 	}
-	cfg := m.dialTLS.Clone()
-	if cfg.ServerName == "" {
-		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	if err != nil || m.dialAuth == nil {
+		return c, err
 	}
-	return tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", addr, cfg)
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if err := m.dialAuth(c); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("authenticate to %s: %w", addr, err)
+	}
+	_ = c.SetDeadline(time.Time{})
+	return c, nil
 }
 
 // forward sends req to the node at addr and waits for its answer.
