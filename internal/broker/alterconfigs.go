@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -135,6 +136,14 @@ func (b *Broker) setBrokerOverrides(name string, configs map[string]string, vali
 	}
 	if err := b.meta.SetBrokerConfigs(configs); err != nil {
 		return toAPIError(fmt.Errorf("store broker configs: %w", err))
+	}
+	// Setting a listener's ssl.* key, even to its current value, reloads
+	// the listener's certificates (Kafka's way to rotate them).
+	for k := range configs {
+		if strings.HasPrefix(k, "listener.name.") && strings.Contains(k, ".ssl.") {
+			b.refreshListenerTLS(configs, true)
+			break
+		}
 	}
 	return nil
 }

@@ -376,6 +376,7 @@ func storageConfig(t config.Topic) storage.Config {
 // config changes. Called by the metadata store under its lock.
 func (b *Broker) applyImage(im *metadata.Image) error {
 	b.authz.apply(im)
+	b.refreshListenerTLS(im.BrokerConfigs, false)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.brokerDyn = im.BrokerConfigs

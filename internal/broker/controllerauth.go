@@ -60,8 +60,8 @@ func (b *Broker) controllerSecurity(qc *metadata.QuorumConfig) (*listenerSec, er
 		ls.close()
 		return nil, err
 	}
-	if ls.tls != nil {
-		qc.TLS = ls.tls.Config()
+	if t := ls.tls.Load(); t != nil {
+		qc.TLS = t.Config()
 		qc.DialTLS = peer.tls
 	}
 	if ls.usesSASL() {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,17 +43,21 @@ const (
 var PlainAuthenticator sasl.PlainAuthenticator
 
 // listenerSec is how one listener authenticates its connections. It is
-// built at start (and rebuilt when its TLS settings change dynamically);
-// connections keep the one they were accepted with.
+// built at start; its TLS settings are swapped when they change
+// dynamically (refreshListenerTLS) and reloaded when their files change.
+// Connections keep the certificates they were accepted with.
 type listenerSec struct {
 	name     string // listener name, upper case
 	protocol string // PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
 
-	tls    *security.ServerTLS       // nil without TLS
-	mapper *security.PrincipalMapper // ssl.principal.mapping.rules
-	mechs  map[string]sasl.Mechanism // enabled SASL mechanisms; nil without SASL
-	names  []string                  // enabled mechanism names, in config order
-	closer []func()                  // stops background work (JWKS refresh, file watch)
+	tlsMu    sync.Mutex                         // serialises swaps of tls
+	tls      atomic.Pointer[security.ServerTLS] // nil without TLS
+	tlsSeen  string                             // the ssl.* settings tls was built from (tlsMu)
+	tlsWatch func()                             // stops tls's file watch (tlsMu)
+	mapper   *security.PrincipalMapper          // ssl.principal.mapping.rules
+	mechs    map[string]sasl.Mechanism          // enabled SASL mechanisms; nil without SASL
+	names    []string                           // enabled mechanism names, in config order
+	closer   []func()                           // stops background work (JWKS refresh, file watch)
 
 	maxReceive int32         // sasl.server.max.receive.size: frame bound before authentication
 	reauth     time.Duration // connections.max.reauth.ms; 0 = no re-authentication
@@ -70,6 +75,56 @@ func (ls *listenerSec) close() {
 	for _, c := range ls.closer {
 		c()
 	}
+	ls.tlsMu.Lock()
+	defer ls.tlsMu.Unlock()
+	if ls.tlsWatch != nil {
+		ls.tlsWatch()
+		ls.tlsWatch = nil
+	}
+}
+
+// tlsFileCheck is how often a TLS listener checks whether its keystore or
+// truststore files changed, to reload them (a renewed certificate written
+// over the old file needs no restart and no AlterConfigs).
+const tlsFileCheck = 10 * time.Second
+
+// sslSettings is the canonical text of a listener's ssl.* settings, to
+// tell when they changed.
+func sslSettings(get func(string) (string, bool)) string {
+	var sb strings.Builder
+	for _, k := range config.SSLKeys() {
+		v, _ := get(k)
+		sb.WriteString(k + "=" + v + "\n")
+	}
+	return sb.String()
+}
+
+// setTLS builds the listener's TLS from get and swaps it in, unless the
+// settings are the ones it already runs with. On error the old TLS stays.
+func (ls *listenerSec) setTLS(b *Broker, get func(string) (string, bool)) error {
+	seen := sslSettings(get)
+	ls.tlsMu.Lock()
+	defer ls.tlsMu.Unlock()
+	if ls.tls.Load() != nil && seen == ls.tlsSeen {
+		return nil
+	}
+	t, err := security.NewServerTLS(get, security.WithLogger(b.log.With("listener", ls.name)))
+	if err != nil {
+		return fmt.Errorf("listener %s: %w", ls.name, err)
+	}
+	rules, _ := get("ssl.principal.mapping.rules")
+	mapper, err := security.ParsePrincipalMappingRules(rules)
+	if err != nil {
+		return fmt.Errorf("listener %s: %w", ls.name, err)
+	}
+	if ls.tlsWatch != nil {
+		ls.tlsWatch()
+	}
+	ls.mapper = mapper
+	ls.tls.Store(t)
+	ls.tlsSeen = seen
+	ls.tlsWatch = t.WatchFiles(tlsFileCheck)
+	return nil
 }
 
 // newListenerSec builds a listener's security from the broker config.
@@ -85,14 +140,8 @@ func (b *Broker) newListenerSec(l config.Listener) (*listenerSec, error) {
 	ls.maxReceive = int32(listenerInt(get, "sasl.server.max.receive.size", 524288))
 	ls.reauth = time.Duration(listenerInt(get, "connections.max.reauth.ms", 0)) * time.Millisecond
 	if ls.usesTLS() {
-		t, err := security.NewServerTLS(get, security.WithLogger(b.log.With("listener", l.Name)))
-		if err != nil {
-			return nil, fmt.Errorf("listener %s: %w", l.Name, err)
-		}
-		ls.tls = t
-		rules, _ := get("ssl.principal.mapping.rules")
-		if ls.mapper, err = security.ParsePrincipalMappingRules(rules); err != nil {
-			return nil, fmt.Errorf("listener %s: %w", l.Name, err)
+		if err := ls.setTLS(b, get); err != nil {
+			return nil, err
 		}
 	}
 	if ls.usesSASL() {
@@ -243,10 +292,38 @@ func scramCredential(im *metadata.Image, user, mechanism string) (security.Scram
 // certificate's subject when it sent one (mapped by
 // ssl.principal.mapping.rules), else ANONYMOUS.
 func (ls *listenerSec) tlsPrincipal(peers []*x509.Certificate) (security.Principal, error) {
-	if len(peers) == 0 || ls.mapper == nil {
+	ls.tlsMu.Lock()
+	mapper := ls.mapper
+	ls.tlsMu.Unlock()
+	if len(peers) == 0 || mapper == nil {
 		return security.Anonymous, nil
 	}
-	return ls.mapper.Principal(peers[0])
+	return mapper.Principal(peers[0])
+}
+
+// refreshListenerTLS applies dynamic ssl.* changes (Kafka's way to rotate
+// certificates: AlterConfigs of listener.name.<l>.ssl.keystore.location,
+// even to the same path) to the listeners. force reloads the files even
+// when the settings are unchanged. Errors are logged; the old TLS stays.
+func (b *Broker) refreshListenerTLS(dyn map[string]string, force bool) {
+	if b.srv == nil {
+		return
+	}
+	dc := b.dynamicConfig(dyn)
+	for _, bl := range b.srv.lns {
+		ls := bl.sec
+		if !ls.usesTLS() {
+			continue
+		}
+		get := func(key string) (string, bool) { return dc.ListenerValue(ls.name, key) }
+		err := ls.setTLS(b, get)
+		if err == nil && force {
+			err = ls.tls.Load().Reload()
+		}
+		if err != nil {
+			b.log.Error("TLS settings not applied; the listener keeps its current certificates", "listener", ls.name, "err", err)
+		}
+	}
 }
 
 // authz is the broker's authorizer and quota state. The authorizer is nil

@@ -603,3 +603,47 @@ func TestClusterOverSASLSSL(t *testing.T) {
 		t.Error("a plaintext peer authenticated on the SASL_SSL controller listener")
 	}
 }
+
+// TestTLSCertificateRotation rotates the broker certificate as Kafka
+// operators do: write the new keystore, then set
+// listener.name.<l>.ssl.keystore.location (here to the same path) with
+// IncrementalAlterConfigs. New connections get the new certificate,
+// without a restart.
+func TestTLSCertificateRotation(t *testing.T) {
+	ca := securitytest.NewCA(t)
+	dir := t.TempDir()
+	first := ca.Issue(t, "broker", "127.0.0.1", "localhost")
+	keystore := first.KeystorePEM(t, dir, "broker")
+	tb := newTestBroker(t,
+		"listeners=PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+		"ssl.keystore.type=PEM", "ssl.keystore.location="+keystore,
+		"ssl.truststore.type=PEM", "ssl.truststore.location="+ca.WriteCertPEM(t, dir))
+	ctx := testCtx(t)
+	served := func() string {
+		c, err := tls.Dial("tcp", tb.b.ListenerAddr("SSL"), &tls.Config{RootCAs: ca.Pool(), ServerName: "127.0.0.1"})
+		if err != nil {
+			t.Fatalf("TLS dial: %v", err)
+		}
+		defer c.Close()
+		return c.ConnectionState().PeerCertificates[0].SerialNumber.String()
+	}
+	if got := served(); got != first.Leaf.SerialNumber.String() {
+		t.Fatalf("served certificate %s, want the first one", got)
+	}
+	second := ca.Issue(t, "broker", "127.0.0.1", "localhost")
+	if p := second.KeystorePEM(t, dir, "broker"); p != keystore {
+		t.Fatalf("keystore written to %s, want %s", p, keystore)
+	}
+	res, err := tb.adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{
+		Name: "listener.name.ssl.ssl.keystore.location", Value: kadm.StringPtr(keystore),
+	}}, tb.b.nodeID)
+	if err == nil {
+		err = res[0].Err
+	}
+	if err != nil {
+		t.Fatalf("alter listener keystore: %v", err)
+	}
+	waitFor(t, "new connections get the new certificate", func() bool {
+		return served() == second.Leaf.SerialNumber.String()
+	})
+}

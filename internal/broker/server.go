@@ -112,7 +112,7 @@ func (s *server) acceptLoop(bl *boundListener) {
 			principal: security.Anonymous, authenticated: !bl.sec.usesSASL(),
 			out: make(chan *wire.Response, 4), done: make(chan struct{})}
 		if bl.sec.usesTLS() {
-			c.nc = tls.Server(nc, bl.sec.tls.Config())
+			c.nc = tls.Server(nc, bl.sec.tls.Load().Config())
 		}
 		s.mu.Lock()
 		s.conns[c] = struct{}{}

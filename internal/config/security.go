@@ -1,6 +1,9 @@
 package config
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // securityKeys are the broker keys of TLS, SASL, authorization and quotas
 // that Silkworm implements. They are read by name where they are used
@@ -23,6 +26,18 @@ var securityKeys = []string{
 	"authorizer.class.name", "super.users", "allow.everyone.if.no.acl.found",
 	"quota.window.num", "quota.window.size.seconds",
 	"controller.quota.window.num", "controller.quota.window.size.seconds",
+}
+
+// SSLKeys are the ssl.* keys Silkworm implements, sorted.
+func SSLKeys() []string {
+	var out []string
+	for _, k := range securityKeys {
+		if strings.HasPrefix(k, "ssl.") {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // listenerMechanismKeys may be set per listener and SASL mechanism:
