@@ -17,6 +17,7 @@ import (
 	"github.com/silkworm/silkworm/internal/metadata"
 	"github.com/silkworm/silkworm/internal/partition"
 	"github.com/silkworm/silkworm/internal/replication"
+	"github.com/silkworm/silkworm/internal/security/sasl"
 	"github.com/silkworm/silkworm/internal/storage"
 )
 
@@ -73,6 +74,7 @@ type Broker struct {
 	interBroker interBrokerSecurity
 	// controllerSec authenticates the controller listener (controllerauth.go).
 	controllerSec *listenerSec
+	plainAuth     sasl.PlainAuthenticator // WithPlainAuthenticator; nil: JAAS users
 	// failedAuth counts failed authentications (TLS handshakes, SASL).
 	failedAuth atomic.Int64
 
@@ -83,12 +85,15 @@ type Broker struct {
 
 // New opens the log dirs (recovering logs after a crash) and the metadata
 // store. It does not listen yet.
-func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
+func New(cfg *config.Broker, log *slog.Logger, opts ...Option) (*Broker, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	b := &Broker{cfg: cfg, log: log, nodeID: cfg.NodeID, topics: map[string]*topicState{},
 		failed: make(chan struct{}), stopWatch: make(chan struct{})}
+	for _, o := range opts {
+		o(b)
+	}
 	for _, d := range cfg.LogDirs {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("log dir %s: %w", d, err)
@@ -101,7 +106,8 @@ func New(cfg *config.Broker, log *slog.Logger) (*Broker, error) {
 	if b.authz, err = newAuthz(cfg); err != nil {
 		return nil, err
 	}
-	if l, ok := cfg.ListenerByName(cfg.InterBrokerListenerName); ok {
+	// Brokers connect to each other only in a cluster.
+	if l, ok := cfg.ListenerByName(cfg.InterBrokerListenerName); ok && isCluster(cfg) {
 		if b.interBroker, err = newPeerSecurity(cfg, l.Name, l.SecurityProtocol, "sasl.mechanism.inter.broker.protocol"); err != nil {
 			return nil, err
 		}

@@ -59,6 +59,12 @@ func newPeerSecurity(cfg interface {
 	if protocol == protoSASLPlaintext || protocol == protoSASLSSL {
 		mech, _ := get(mechanismKey)
 		mech = strings.ToUpper(strings.TrimSpace(mech))
+		switch mech {
+		case "PLAIN", security.ScramSHA256, security.ScramSHA512:
+		default:
+			return s, fmt.Errorf("%s=%s is not supported for connections between nodes: set it to PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (and enable that mechanism on listener %s)",
+				mechanismKey, mech, listener)
+		}
 		v, _ := cfg.ListenerMechanismValue(listener, mech, "sasl.jaas.config")
 		e, err := sasl.ParseJAAS(v)
 		if err != nil {
@@ -77,8 +83,6 @@ func newPeerSecurity(cfg interface {
 			s.sasl = scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()
 		case security.ScramSHA512:
 			s.sasl = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
-		default:
-			return s, fmt.Errorf("%s=%s is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", mechanismKey, mech)
 		}
 	}
 	return s, nil

@@ -37,10 +37,18 @@ const (
 	protoSASLSSL       = "SASL_SSL"
 )
 
-// PlainAuthenticator, when set before New, checks PLAIN passwords instead
-// of the user_<name> entries of the listener's JAAS config: the pluggable
-// store for PLAIN (Kafka's sasl.server.callback.handler.class).
-var PlainAuthenticator sasl.PlainAuthenticator
+// Option configures a Broker beyond its config.Broker: things a
+// properties file cannot say, such as Go callbacks.
+type Option func(*Broker)
+
+// WithPlainAuthenticator checks PLAIN passwords with a instead of the
+// user_<name> entries of the listeners' JAAS configs: the pluggable store
+// for PLAIN (what Kafka's sasl.server.callback.handler.class is for).
+// a is called from connection goroutines and must be safe for concurrent
+// use.
+func WithPlainAuthenticator(a sasl.PlainAuthenticator) Option {
+	return func(b *Broker) { b.plainAuth = a }
+}
 
 // listenerSec is how one listener authenticates its connections. It is
 // built at start; its TLS settings are swapped when they change
@@ -203,8 +211,8 @@ func (b *Broker) saslMechanism(listener, name string) (sasl.Mechanism, func(), e
 	}
 	switch name {
 	case "PLAIN":
-		if PlainAuthenticator != nil {
-			return sasl.NewPlain(PlainAuthenticator), nil, nil
+		if b.plainAuth != nil {
+			return sasl.NewPlain(b.plainAuth), nil, nil
 		}
 		e, ok, err := jaas()
 		if err != nil {

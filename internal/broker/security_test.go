@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/silkworm/silkworm/internal/config"
 	"github.com/silkworm/silkworm/internal/record"
 	"github.com/silkworm/silkworm/internal/security/securitytest"
 )
@@ -646,4 +649,44 @@ func TestTLSCertificateRotation(t *testing.T) {
 	waitFor(t, "new connections get the new certificate", func() bool {
 		return served() == second.Leaf.SerialNumber.String()
 	})
+}
+
+type plainFunc func(user, password string) bool
+
+func (f plainFunc) Authenticate(user, password string) bool { return f(user, password) }
+
+// A Go callback replaces the JAAS users for PLAIN (WithPlainAuthenticator).
+func TestPlainAuthenticatorOption(t *testing.T) {
+	cfg, err := config.Load("", []string{
+		"listeners=SASL_PLAINTEXT://127.0.0.1:0", "log.dirs=" + t.TempDir(),
+		"listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT",
+		"inter.broker.listener.name=SASL_PLAINTEXT", "sasl.enabled.mechanisms=PLAIN",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)),
+		WithPlainAuthenticator(plainFunc(func(u, p string) bool { return u == "svc" && p == "from-vault" })))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := testCtx(t)
+	for _, c := range []struct {
+		pass string
+		ok   bool
+	}{{"from-vault", true}, {"guess", false}} {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.SASL(plain.Auth{User: "svc", Pass: c.pass}.AsMechanism()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = connectErr(ctx, cl)
+		cl.Close()
+		if (err == nil) != c.ok {
+			t.Errorf("password %q: %v, want success %v", c.pass, err, c.ok)
+		}
+	}
 }
