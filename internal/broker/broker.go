@@ -51,7 +51,7 @@ type Broker struct {
 	isr       *isrManager
 	rebalance *rebalancer // auto.leader.rebalance.enable (autorebalance.go)
 
-	mu     sync.RWMutex // guards topics and brokerDyn
+	mu     sync.RWMutex // guards topics, brokerDyn, and srv while Start sets it
 	topics map[string]*topicState
 	// brokerDyn holds dynamic broker config overrides (AlterConfigs on the
 	// broker resource).
@@ -257,8 +257,11 @@ func (b *Broker) Start() error {
 		closeAll()
 		return fmt.Errorf("register broker: %w", err)
 	}
-	b.srv = newServer(b, bound)
-	b.srv.start()
+	srv := newServer(b, bound)
+	b.mu.Lock() // applyImage (the metadata goroutine) reads srv
+	b.srv = srv
+	b.mu.Unlock()
+	srv.start()
 	go b.watchLogDirs()
 	addrs := make([]string, len(bound))
 	for i, bl := range bound {

@@ -314,11 +314,14 @@ func (ls *listenerSec) tlsPrincipal(peers []*x509.Certificate) (security.Princip
 // even to the same path) to the listeners. force reloads the files even
 // when the settings are unchanged. Errors are logged; the old TLS stays.
 func (b *Broker) refreshListenerTLS(dyn map[string]string, force bool) {
-	if b.srv == nil {
+	b.mu.RLock()
+	srv := b.srv
+	b.mu.RUnlock()
+	if srv == nil {
 		return
 	}
 	dc := b.dynamicConfig(dyn)
-	for _, bl := range b.srv.lns {
+	for _, bl := range srv.lns {
 		ls := bl.sec
 		if !ls.usesTLS() {
 			continue
