@@ -14,15 +14,16 @@ func init() { register(kmsg.AddPartitionsToTxn, 0, 3, handleAddPartitionsToTxn) 
 
 func handleAddPartitionsToTxn(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.AddPartitionsToTxnRequest)
-	if b.authz.acl != nil {
+	{
 		// WRITE on the transactional id, else every partition is
-		// TRANSACTIONAL_ID_AUTHORIZATION_FAILED; WRITE on each topic,
-		// else its partitions are TOPIC_AUTHORIZATION_FAILED and the
-		// others OPERATION_NOT_ATTEMPTED (nothing is added).
+		// TRANSACTIONAL_ID_AUTHORIZATION_FAILED; WRITE on each topic (and
+		// never an internal topic, authorizer or not), else its
+		// partitions are TOPIC_AUTHORIZATION_FAILED and the others
+		// OPERATION_NOT_ATTEMPTED (nothing is added).
 		txnOK := b.authorize(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, req.TransactionalID)
 		deniedTopics := map[string]bool{}
 		for _, t := range req.Topics {
-			if !b.authorize(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic, t.Topic) {
+			if isInternalTopic(t.Topic) || !b.authorize(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic, t.Topic) {
 				deniedTopics[t.Topic] = true
 			}
 		}

@@ -53,7 +53,7 @@ func handleAlterConfigs(b *Broker, r *request) {
 		case res.ResourceType == kmsg.ConfigResourceTypeBroker:
 			e = b.checkBrokerAlterResource(res.ResourceName)
 			if e == nil {
-				e = b.setBrokerOverrides(res.ResourceName, configs, req.ValidateOnly)
+				e = b.setBrokerOverrides(res.ResourceName, configs, slices.Collect(maps.Keys(configs)), req.ValidateOnly)
 			}
 		default:
 			e = newAPIError(kerr.InvalidRequest, "AlterConfigs is only supported for topics and brokers, but resource type is %s", res.ResourceType)
@@ -114,7 +114,11 @@ func (b *Broker) setTopicOverrides(topic string, overrides map[string]string, va
 
 // setBrokerOverrides validates configs as this broker's complete set of
 // dynamic configs and, unless validateOnly, stores them.
-func (b *Broker) setBrokerOverrides(name string, configs map[string]string, validateOnly bool) *apiError {
+//
+// touched are the keys the request named: setting a listener's ssl.* key,
+// even to its current value, reloads the listener's certificates (Kafka's
+// way to rotate them).
+func (b *Broker) setBrokerOverrides(name string, configs map[string]string, touched []string, validateOnly bool) *apiError {
 	invalid := func(err error) *apiError {
 		return newAPIError(kerr.InvalidRequest, "Invalid config value for resource ConfigResource(type=BROKER, name='%s'): %s", name, err)
 	}
@@ -137,9 +141,7 @@ func (b *Broker) setBrokerOverrides(name string, configs map[string]string, vali
 	if err := b.meta.SetBrokerConfigs(configs); err != nil {
 		return toAPIError(fmt.Errorf("store broker configs: %w", err))
 	}
-	// Setting a listener's ssl.* key, even to its current value, reloads
-	// the listener's certificates (Kafka's way to rotate them).
-	for k := range configs {
+	for _, k := range touched {
 		if strings.HasPrefix(k, "listener.name.") && strings.Contains(k, ".ssl.") {
 			b.refreshListenerTLS(configs, true)
 			break

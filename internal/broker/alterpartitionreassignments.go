@@ -39,8 +39,19 @@ func handleAlterPartitionReassignments(b *Broker, r *request) {
 	resp.AllowReplicationFactorChange = allowRFChange
 	im := b.meta.Image()
 	if !b.authorizeCluster(r, kmsg.ACLOperationAlter) {
+		// Kafka's error response names every partition with the error.
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		resp.ErrorMessage = errMessage(errClusterAuthorization)
+		for _, rt := range req.Topics {
+			st := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+				sp.Partition, sp.ErrorCode, sp.ErrorMessage = rp.Partition, resp.ErrorCode, resp.ErrorMessage
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
 		r.respond(resp)
 		return
 	}

@@ -16,6 +16,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/silkworm/silkworm/internal/config"
 	"github.com/silkworm/silkworm/internal/metadata"
+	"github.com/silkworm/silkworm/internal/security"
 )
 
 const (
@@ -64,9 +66,20 @@ func (b *Broker) controllerSecurity(qc *metadata.QuorumConfig) (*listenerSec, er
 		qc.TLS = t.Config()
 		qc.DialTLS = peer.tls
 	}
-	if ls.usesSASL() {
+	switch {
+	case ls.usesSASL():
+		for _, m := range ls.names {
+			if m == security.ScramSHA256 || m == security.ScramSHA512 {
+				ls.close()
+				return nil, fmt.Errorf("SCRAM cannot authenticate the controller listener %s: its credentials live in the metadata the controllers replicate; use PLAIN (or mutual TLS) there", name)
+			}
+		}
 		qc.AcceptAuth = func(c net.Conn) error { return b.acceptControllerAuth(ls, c) }
 		qc.DialAuth = func(c net.Conn) error { return dialControllerAuth(peer.sasl, c) }
+	case b.authz.acl != nil:
+		// Without SASL the peer is its certificate's principal (SSL) or
+		// ANONYMOUS (PLAINTEXT), and still needs CLUSTER_ACTION.
+		qc.AcceptAuth = func(c net.Conn) error { return b.acceptControllerPeer(ls, c) }
 	}
 	return ls, nil
 }
@@ -92,6 +105,36 @@ func readAuthFrame(r io.Reader) ([]byte, error) {
 	p := make([]byte, size)
 	_, err := io.ReadFull(r, p)
 	return p, err
+}
+
+// acceptControllerPeer authorizes a peer of a PLAINTEXT or SSL controller
+// listener: its principal (from its certificate on SSL, else ANONYMOUS)
+// needs CLUSTER_ACTION, as Kafka's ControllerApis requires.
+func (b *Broker) acceptControllerPeer(ls *listenerSec, c net.Conn) error {
+	p := security.Anonymous
+	if tc, ok := c.(*tls.Conn); ok {
+		if err := tc.Handshake(); err != nil {
+			b.countFailedAuthentication()
+			return err
+		}
+		var err error
+		if p, err = ls.tlsPrincipal(tc.ConnectionState().PeerCertificates); err != nil {
+			b.countFailedAuthentication()
+			return err
+		}
+	}
+	return b.authorizeControllerPeer(p, c)
+}
+
+// authorizeControllerPeer checks CLUSTER_ACTION for a controller peer.
+func (b *Broker) authorizeControllerPeer(p security.Principal, c net.Conn) error {
+	if b.authz.acl != nil && !b.authz.acl.Authorize(p, hostOf(c.RemoteAddr()),
+		kmsg.ACLOperationClusterAction, kmsg.ACLResourceTypeCluster, clusterResourceName) {
+		b.countFailedAuthentication()
+		b.log.Info("controller listener: peer refused", "remote", c.RemoteAddr().String(), "principal", p.String())
+		return fmt.Errorf("principal %s may not use the controller listener: it needs CLUSTER_ACTION on the cluster (add it to super.users)", p)
+	}
+	return nil
 }
 
 // acceptControllerAuth is the server side of the exchange.
@@ -126,10 +169,9 @@ func (b *Broker) acceptControllerAuth(ls *listenerSec, c net.Conn) error {
 			}
 			continue
 		}
-		p := s.Principal()
-		if b.authz.acl != nil && !b.authz.acl.Authorize(p, hostOf(c.RemoteAddr()),
-			kmsg.ACLOperationClusterAction, kmsg.ACLResourceTypeCluster, clusterResourceName) {
-			return fail(fmt.Errorf("principal %s may not use the controller listener: it needs CLUSTER_ACTION on the cluster (add it to super.users)", p))
+		if err := b.authorizeControllerPeer(s.Principal(), c); err != nil {
+			_ = writeAuthFrame(c, []byte{authFailed}, []byte(err.Error()))
+			return err
 		}
 		return writeAuthFrame(c, []byte{authDone}, out)
 	}

@@ -18,7 +18,7 @@ import (
 func init() { register(kmsg.CreateACLs, 0, 3, handleCreateAcls) }
 
 // errNoAuthorizer is Kafka's message for ACL requests without an authorizer.
-const errNoAuthorizer = "No Authorizer is configured."
+const errNoAuthorizer = "No Authorizer is configured on the broker"
 
 func handleCreateAcls(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.CreateACLsRequest)

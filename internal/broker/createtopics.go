@@ -126,7 +126,13 @@ func handleCreateTopics(b *Broker, r *request) {
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		resp.Topics = append(resp.Topics, b.createTopicFromRequest(cfg, r.hdr.APIVersion, rt, req.ValidateOnly))
+		st := b.createTopicFromRequest(cfg, r.hdr.APIVersion, rt, req.ValidateOnly)
+		if st.ErrorCode == 0 && !b.authorize(r, kmsg.ACLOperationDescribeConfigs, kmsg.ACLResourceTypeTopic, rt.Topic) {
+			// Kafka leaves out what the principal may not describe.
+			st.Configs, st.NumPartitions, st.ReplicationFactor = nil, -1, -1
+			st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+		}
+		resp.Topics = append(resp.Topics, st)
 	}
 	resp.ThrottleMillis = r.mutationThrottle(mq)
 	r.respond(resp)

@@ -37,9 +37,12 @@ func handleDescribeConfigs(b *Broker, r *request) {
 		rr := kmsg.NewDescribeConfigsResponseResource()
 		rr.ResourceType = res.ResourceType
 		rr.ResourceName = res.ResourceName
-		entries, e := b.describeResource(im, res.ResourceType, res.ResourceName)
+		// Authorized first, so an unauthorized principal cannot tell
+		// whether a topic exists.
+		e := b.authorizeConfigs(r, kmsg.ACLOperationDescribeConfigs, res.ResourceType, res.ResourceName)
+		var entries []config.Entry
 		if e == nil {
-			e = b.authorizeConfigs(r, kmsg.ACLOperationDescribeConfigs, res.ResourceType, res.ResourceName)
+			entries, e = b.describeResource(im, res.ResourceType, res.ResourceName)
 		}
 		if e != nil {
 			rr.ErrorCode = e.code

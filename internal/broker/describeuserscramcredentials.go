@@ -45,8 +45,15 @@ func handleDescribeUserScramCredentials(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
 	if !b.authorizeCluster(r, kmsg.ACLOperationDescribe) {
+		// Kafka's error response: the top-level error, and one result
+		// with it per user asked for.
 		msg := kerr.ClusterAuthorizationFailed.Message
 		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, &msg
+		for _, u := range req.Users {
+			res := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
+			res.User, res.ErrorCode, res.ErrorMessage = u.Name, resp.ErrorCode, &msg
+			resp.Results = append(resp.Results, res)
+		}
 		r.respond(resp)
 		return
 	}

@@ -69,12 +69,19 @@ type fetchTopic struct {
 	parts []fetchPart
 }
 
+// fetchReplicaID is the replica id of a fetch: a follower's node id, or
+// negative for a consumer.
+func fetchReplicaID(r *request) int32 {
+	req := r.kreq.(*kmsg.FetchRequest)
+	if r.hdr.APIVersion >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
+}
+
 func handleFetch(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.FetchRequest)
-	replicaID := req.ReplicaID
-	if r.hdr.APIVersion >= 15 {
-		replicaID = req.ReplicaState.ID
-	}
+	replicaID := fetchReplicaID(r)
 	if req.SessionID != 0 {
 		r.respondRaw(encodeFetchError(r, kerr.FetchSessionIDNotFound.Code))
 		return
@@ -150,6 +157,14 @@ func (b *Broker) readFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 	)
 	if maxBytes <= 0 {
 		maxBytes = 1
+	}
+	// A consumer with a byte-rate quota gets no more than its quota window
+	// allows (Kafka's getMaxValueInQuotaWindow), or it would be throttled
+	// and answered empty forever.
+	if replicaID < 0 && b.authz.quotas.Enabled(quota.FetchBytes) {
+		if w := b.authz.quotas.MaxValueInQuotaWindow(quota.FetchBytes, r.principal.Name, r.hdr.ClientID); w < float64(maxBytes) {
+			maxBytes = max(int64(w), 1)
+		}
 	}
 	// A follower needs CLUSTER_ACTION, a consumer READ on each topic.
 	follower := replicaID >= 0
@@ -396,7 +411,7 @@ func (b *Broker) respondFetch(r *request, topics []fetchTopic, replicaID int32) 
 	resp := encodeFetch(r, topics, b.fetchCurrentLeaders(r, topics)...)
 	if replicaID < 0 && b.authz.quotas.Enabled(quota.FetchBytes) {
 		now := time.Now()
-		q, user, size := b.authz.quotas, r.c.principal.Name, float64(resp.Size())
+		q, user, size := b.authz.quotas, r.principal.Name, float64(resp.Size())
 		if d := q.Record(quota.FetchBytes, user, r.hdr.ClientID, size, now); d > 0 {
 			q.Unrecord(quota.FetchBytes, user, r.hdr.ClientID, size, now)
 			r.c.mute(now.Add(d))

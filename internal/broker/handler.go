@@ -9,18 +9,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/silkworm/silkworm/internal/quota"
+	"github.com/silkworm/silkworm/internal/security"
 	"github.com/silkworm/silkworm/internal/wire"
 )
 
 // request is one decoded request on its way through the handlers.
 type request struct {
-	c        *conn
-	hdr      wire.RequestHeader
-	kreq     kmsg.Request
-	size     int // frame bytes, for quotas
-	received time.Time
-	handled  chan struct{} // closed once answered (or known to need no answer)
-	once     sync.Once
+	c         *conn
+	hdr       wire.RequestHeader
+	kreq      kmsg.Request
+	size      int                // frame bytes, for quotas
+	principal security.Principal // who sent it (the connection's, when it was read)
+	received  time.Time
+	handled   chan struct{} // closed once answered (or known to need no answer)
+	once      sync.Once
 }
 
 // respond encodes resp for this request and queues it on the connection.
@@ -63,8 +65,8 @@ func (r *request) respondNone() {
 // for an acks=0 produce that failed.
 func (r *request) closeConn() {
 	r.once.Do(func() {
+		r.c.shutdown() // before readLoop may read another frame
 		close(r.handled)
-		r.c.shutdown()
 	})
 }
 

@@ -98,7 +98,11 @@ func (b *Broker) incrementalAlter(res *kmsg.IncrementalAlterConfigsRequestResour
 		if e != nil {
 			return e
 		}
-		return b.setBrokerOverrides(res.ResourceName, configs, validateOnly)
+		touched := make([]string, len(res.Configs))
+		for i, c := range res.Configs {
+			touched[i] = c.Name
+		}
+		return b.setBrokerOverrides(res.ResourceName, configs, touched, validateOnly)
 	}
 	return newAPIError(kerr.InvalidRequest, "IncrementalAlterConfigs is only supported for topics and brokers, but resource type is %s", res.ResourceType)
 }

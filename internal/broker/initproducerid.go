@@ -32,7 +32,7 @@ func handleInitProducerID(b *Broker, r *request) {
 		r.respond(resp)
 		return
 	case !transactional && b.authz.acl != nil && !b.authorizeCluster(r, kmsg.ACLOperationIdempotentWrite) &&
-		!b.authz.acl.AuthorizeByResourceType(r.c.principal, r.c.host, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic):
+		!b.authz.acl.AuthorizeByResourceType(r.principal, r.c.host, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic):
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		r.respond(resp)
 		return

@@ -49,7 +49,7 @@ func handleMetadata(b *Broker, r *request) {
 	defer func() {
 		if r.hdr.APIVersion >= 8 {
 			for i := range resp.Topics {
-				if t := &resp.Topics[i]; t.ErrorCode == 0 && t.Topic != nil {
+				if t := &resp.Topics[i]; t.ErrorCode != kerr.TopicAuthorizationFailed.Code && t.Topic != nil {
 					t.AuthorizedOperations = b.authorizedOperations(r, req.IncludeTopicAuthorizedOperations,
 						kmsg.ACLResourceTypeTopic, *t.Topic)
 				}

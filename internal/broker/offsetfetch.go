@@ -41,7 +41,7 @@ func handleOffsetFetch(b *Broker, r *request) {
 					}
 					for j := range t.Partitions {
 						p := &t.Partitions[j]
-						p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = -1, -1, nil, kerr.TopicAuthorizationFailed.Code
+						p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = -1, -1, kmsg.StringPtr(""), kerr.TopicAuthorizationFailed.Code
 					}
 				}
 				kept = append(kept, t)
@@ -62,6 +62,7 @@ func handleOffsetFetch(b *Broker, r *request) {
 				for _, p := range t.Partitions {
 					rp := kmsg.NewOffsetFetchResponseTopicPartition()
 					rp.Partition, rp.Offset, rp.ErrorCode = p, -1, kerr.GroupAuthorizationFailed.Code
+					rp.Metadata = kmsg.StringPtr("")
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				resp.Topics = append(resp.Topics, rt)
@@ -79,7 +80,7 @@ func handleOffsetFetch(b *Broker, r *request) {
 			}
 			for j := range t.Partitions {
 				p := &t.Partitions[j]
-				p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = -1, -1, nil, kerr.TopicAuthorizationFailed.Code
+				p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode = -1, -1, kmsg.StringPtr(""), kerr.TopicAuthorizationFailed.Code
 			}
 		}
 		kept = append(kept, t)

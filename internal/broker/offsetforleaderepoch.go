@@ -29,14 +29,14 @@ func handleOffsetForLeaderEpoch(b *Broker, r *request) {
 	if r.hdr.APIVersion >= 3 {
 		replicaID = req.ReplicaID
 	}
-	// A follower needs CLUSTER_ACTION, a consumer DESCRIBE on each topic.
-	follower := replicaID >= 0
-	followerOK := follower && b.authorizeCluster(r, kmsg.ACLOperationClusterAction)
+	// CLUSTER_ACTION (brokers), or DESCRIBE on each topic, whatever the
+	// replica id (Kafka's rule).
+	clusterOK := b.authorizeCluster(r, kmsg.ACLOperationClusterAction)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
 		ts := b.topic(rt.Topic)
-		authorized := followerOK || (!follower && b.authorize(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, rt.Topic))
+		authorized := clusterOK || b.authorize(r, kmsg.ACLOperationDescribe, kmsg.ACLResourceTypeTopic, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition

@@ -48,9 +48,9 @@ func handleProduce(b *Broker, r *request) {
 	resp.ThrottleMillis = b.throttle(r, quota.ProduceBytes, float64(r.size))
 	failed := false
 	var waits []produceWait
-	// Authorization: WRITE on the transactional id of a transactional
-	// producer, WRITE on each topic.
-	txnDenied := req.TransactionID != nil &&
+	// Authorization: WRITE on the transactional id when the records are
+	// transactional (Kafka's hasTransactionalRecords), WRITE on each topic.
+	txnDenied := req.TransactionID != nil && b.authz.acl != nil && hasTransactionalBatch(req) &&
 		!b.authorize(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionID)
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -342,4 +342,18 @@ func nextBatchSize(b []byte) (int, string) {
 // bound on memory per request that is far above real compression ratios.
 func maxUncompressed(maxMessageBytes int32) int {
 	return max(64<<20, 16*int(maxMessageBytes))
+}
+
+// hasTransactionalBatch reports whether any partition of req carries a
+// batch with the transactional attribute, read straight from the header.
+func hasTransactionalBatch(req *kmsg.ProduceRequest) bool {
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			if len(p.Records) >= record.OffsetAttributes+2 &&
+				binary.BigEndian.Uint16(p.Records[record.OffsetAttributes:])&record.AttrTransactional != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

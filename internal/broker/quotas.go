@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/silkworm/silkworm/internal/quota"
 )
@@ -18,8 +19,11 @@ import (
 // the client is over it, mutes the connection for the throttle time. It
 // returns the throttle time in milliseconds for the response.
 func (b *Broker) throttle(r *request, kind quota.Kind, value float64) int32 {
+	if !b.authz.quotas.Enabled(kind) {
+		return 0
+	}
 	now := time.Now()
-	d := b.authz.quotas.Record(kind, r.c.principal.Name, r.hdr.ClientID, value, now)
+	d := b.authz.quotas.Record(kind, r.principal.Name, r.hdr.ClientID, value, now)
 	if d <= 0 {
 		return 0
 	}
@@ -30,7 +34,16 @@ func (b *Broker) throttle(r *request, kind quota.Kind, value float64) int32 {
 // recordRequestTime records the handler time of a request against
 // request_percentage. The response is already on its way, so an excess
 // only mutes the connection (Kafka also reports it in throttle_time_ms).
+//
+// Exempt as in Kafka: requests before authentication, follower fetches and
+// WriteTxnMarkers (brokers' own traffic).
 func (b *Broker) recordRequestTime(r *request, d time.Duration) {
+	switch key := kmsg.Key(r.hdr.APIKey); {
+	case key == kmsg.ApiVersions || key == kmsg.SASLHandshake || key == kmsg.SASLAuthenticate,
+		key == kmsg.WriteTxnMarkers,
+		key == kmsg.Fetch && fetchReplicaID(r) >= 0:
+		return
+	}
 	b.throttle(r, quota.RequestTime, float64(d.Nanoseconds()))
 }
 
@@ -53,7 +66,7 @@ func (b *Broker) mutationQuota(r *request, strictSince int16) *quota.MutationQuo
 	if !b.authz.quotas.Enabled(quota.ControllerMutations) {
 		return nil
 	}
-	return b.authz.quotas.MutationQuota(r.c.principal.Name, r.hdr.ClientID, r.hdr.APIVersion >= strictSince)
+	return b.authz.quotas.MutationQuota(r.principal.Name, r.hdr.ClientID, r.hdr.APIVersion >= strictSince)
 }
 
 // recordMutations charges partitions against mq; a non-nil error is the

@@ -30,11 +30,15 @@ func handleSaslAuthenticate(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.SASLAuthenticateRequest)
 	resp := req.ResponseKind().(*kmsg.SASLAuthenticateResponse)
 	c := r.c
+	if c.reauthBad != "" {
+		msg := "SASL mechanism '" + c.reauthBad + "' requested by client is not supported for re-authentication of mechanism '" + c.saslMech + "'"
+		c.reauthBad = ""
+		b.countFailedAuthentication()
+		resp.ErrorCode, resp.ErrorMessage = kerr.SaslAuthenticationFailed.Code, &msg
+		r.respondAndClose(resp)
+		return
+	}
 	if c.saslSession == nil {
-		if !c.authenticated {
-			r.closeConn()
-			return
-		}
 		msg := "SaslAuthenticate request received after successful authentication"
 		if !c.ls.usesSASL() {
 			msg = "SaslAuthenticate request received on a listener without SASL (" + c.ls.protocol + ")"
@@ -51,7 +55,7 @@ func handleSaslAuthenticate(b *Broker, r *request) {
 		msg := err.Error()
 		var se *sasl.Error
 		if errors.As(err, &se) {
-			msg = se.Message(c.reauthing)
+			msg = se.Message(c.sasl == saslReauthenticating)
 		}
 		resp.ErrorCode, resp.ErrorMessage = kerr.SaslAuthenticationFailed.Code, &msg
 		resp.SASLAuthBytes = out

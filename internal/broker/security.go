@@ -67,8 +67,17 @@ type listenerSec struct {
 	names    []string                           // enabled mechanism names, in config order
 	closer   []func()                           // stops background work (JWKS refresh, file watch)
 
-	maxReceive int32         // sasl.server.max.receive.size: frame bound before authentication
-	reauth     time.Duration // connections.max.reauth.ms; 0 = no re-authentication
+	maxReceive int32                    // sasl.server.max.receive.size: frame bound before authentication
+	reauth     time.Duration            // connections.max.reauth.ms; 0 = no re-authentication
+	reauthMech map[string]time.Duration // listener.name.<l>.<mechanism>.connections.max.reauth.ms
+}
+
+// reauthFor is connections.max.reauth.ms for a mechanism.
+func (ls *listenerSec) reauthFor(mech string) time.Duration {
+	if d, ok := ls.reauthMech[mech]; ok {
+		return d
+	}
+	return ls.reauth
 }
 
 func (ls *listenerSec) usesTLS() bool {
@@ -182,6 +191,14 @@ func (b *Broker) saslMechanisms(ls *listenerSec, get func(string) (string, bool)
 		m, stop, err := b.saslMechanism(ls.name, name)
 		if err != nil {
 			return err
+		}
+		if v, ok := b.cfg.ListenerMechanismValue(ls.name, name, "connections.max.reauth.ms"); ok {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+				if ls.reauthMech == nil {
+					ls.reauthMech = map[string]time.Duration{}
+				}
+				ls.reauthMech[name] = time.Duration(n) * time.Millisecond
+			}
 		}
 		ls.mechs[name] = m
 		ls.names = append(ls.names, name)
@@ -419,7 +436,7 @@ func (b *Broker) authorize(r *request, op kmsg.ACLOperation, rt kmsg.ACLResource
 	if b.authz.acl == nil {
 		return true
 	}
-	return b.authz.acl.Authorize(r.c.principal, r.c.host, op, rt, name)
+	return b.authz.acl.Authorize(r.principal, r.c.host, op, rt, name)
 }
 
 // authorizeCluster is authorize on the cluster resource.
@@ -437,6 +454,9 @@ func (b *Broker) authorizedOperations(r *request, include bool, rt kmsg.ACLResou
 	if !include {
 		return -2147483648
 	}
+	if rt == kmsg.ACLResourceTypeCluster && !b.authorizeCluster(r, kmsg.ACLOperationDescribe) {
+		return 0 // Kafka tells nothing of the cluster to whom may not describe it
+	}
 	if b.authz.acl == nil {
 		switch rt {
 		case kmsg.ACLResourceTypeTopic:
@@ -448,7 +468,7 @@ func (b *Broker) authorizedOperations(r *request, include bool, rt kmsg.ACLResou
 		}
 		return 0
 	}
-	return b.authz.acl.AuthorizedOperations(r.c.principal, r.c.host, rt, name)
+	return b.authz.acl.AuthorizedOperations(r.principal, r.c.host, rt, name)
 }
 
 // ACL operation codes the GROUP resource supports (READ 3, DELETE 6,

@@ -244,6 +244,22 @@ func TestACLsAuthorizeRequests(t *testing.T) {
 	}
 	waitFor(t, "alice may write again", func() bool { return produceOne(ctx, alice, "orders") == nil })
 
+	// DescribeConfigs does not tell alice whether a topic she may not see
+	// exists.
+	for _, name := range []string{"secret", "no-such-topic"} {
+		dc := kmsg.NewPtrDescribeConfigsRequest()
+		res := kmsg.NewDescribeConfigsRequestResource()
+		res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeTopic, name
+		dc.Resources = append(dc.Resources, res)
+		resp, err := dc.RequestWith(ctx, alice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code := resp.Resources[0].ErrorCode; code != kerr.TopicAuthorizationFailed.Code {
+			t.Errorf("alice describes the configs of %s: error %d, want TOPIC_AUTHORIZATION_FAILED", name, code)
+		}
+	}
+
 	// Consumer groups need READ on the group and on the topic.
 	consumer := saslClient(t, tb, plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism(),
 		kgo.ConsumeTopics("orders"), kgo.ConsumerGroup("g1"))
@@ -369,6 +385,28 @@ func TestSASLBadInput(t *testing.T) {
 			t.Fatalf("metadata after v0 authentication: %+v", resp)
 		}
 	})
+	t.Run("a second ApiVersions before the handshake", func(t *testing.T) {
+		c := dialRaw(t, addr)
+		stillServes(t, c)
+		req := kmsg.NewPtrApiVersionsRequest()
+		c.send(req)
+		c.expectClosed("a second ApiVersions before SASL")
+	})
+	t.Run("handshake again on an authenticated connection without re-authentication", func(t *testing.T) {
+		c := dialRaw(t, addr)
+		if resp := c.saslHandshake(1, "PLAIN"); resp.ErrorCode != 0 {
+			t.Fatalf("handshake: %d", resp.ErrorCode)
+		}
+		auth := kmsg.NewPtrSASLAuthenticateRequest()
+		auth.Version, auth.SASLAuthBytes = 1, []byte("\x00alice\x00alice-secret")
+		if resp := c.roundTrip(auth).(*kmsg.SASLAuthenticateResponse); resp.ErrorCode != 0 {
+			t.Fatalf("authenticate: %d", resp.ErrorCode)
+		}
+		if resp := c.saslHandshake(1, "PLAIN"); resp.ErrorCode != kerr.IllegalSaslState.Code {
+			t.Fatalf("second handshake: %d, want ILLEGAL_SASL_STATE", resp.ErrorCode)
+		}
+		stillServes(t, c) // and the connection stays open, as in Kafka
+	})
 	// Everyone else is still served.
 	tb.produce(ctx, "events", 0, 1)
 }
@@ -389,6 +427,25 @@ func TestSASLReauthentication(t *testing.T) {
 	if resp.ErrorCode != 0 || resp.SessionLifetimeMillis <= 0 || resp.SessionLifetimeMillis > 300 {
 		t.Fatalf("authenticate: error %d, session lifetime %d ms, want 0 < lifetime <= 300", resp.ErrorCode, resp.SessionLifetimeMillis)
 	}
+	// A re-authentication that never finishes does not keep the session:
+	// only SaslAuthenticate is admitted once it started.
+	r2 := dialRaw(t, addr)
+	if resp := r2.saslHandshake(1, "PLAIN"); resp.ErrorCode != 0 {
+		t.Fatalf("handshake: %d", resp.ErrorCode)
+	}
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.Version, auth.SASLAuthBytes = 1, []byte("\x00alice\x00alice-secret")
+	if resp := r2.roundTrip(auth).(*kmsg.SASLAuthenticateResponse); resp.ErrorCode != 0 {
+		t.Fatalf("authenticate: %d", resp.ErrorCode)
+	}
+	if resp := r2.saslHandshake(1, "PLAIN"); resp.ErrorCode != 0 {
+		t.Fatalf("re-authentication handshake: %d", resp.ErrorCode)
+	}
+	md0 := kmsg.NewPtrMetadataRequest()
+	md0.Version = 4
+	r2.send(md0)
+	r2.expectClosed("Metadata during a re-authentication")
+
 	// Waiting for the session to end is the behaviour under test, not a
 	// timing assertion.
 	time.Sleep(time.Duration(resp.SessionLifetimeMillis)*time.Millisecond + 100*time.Millisecond)

@@ -108,9 +108,11 @@ func (s *server) acceptLoop(bl *boundListener) {
 				_ = tc.SetReadBuffer(n)
 			}
 		}
-		c := &conn{s: s, nc: nc, ls: bl.sec, host: hostOf(nc.RemoteAddr()),
-			principal: security.Anonymous, authenticated: !bl.sec.usesSASL(),
-			out: make(chan *wire.Response, 4), done: make(chan struct{})}
+		c := &conn{s: s, nc: nc, ls: bl.sec, host: hostOf(nc.RemoteAddr()), principal: security.Anonymous,
+			out: make(chan *wire.Response, connQueue), written: make(chan struct{}, 1), done: make(chan struct{})}
+		if bl.sec.usesSASL() {
+			c.sasl = saslStart
+		}
 		if bl.sec.usesTLS() {
 			c.nc = tls.Server(nc, bl.sec.tls.Load().Config())
 		}
@@ -146,16 +148,16 @@ type conn struct {
 	ls   *listenerSec
 	host string // peer IP, for ACLs
 
-	principal     security.Principal
-	authenticated bool         // SASL finished, or not a SASL listener
-	saslMech      string       // mechanism chosen by SaslHandshake
-	saslSession   sasl.Session // exchange in progress
-	saslRaw       bool         // SaslHandshake v0: tokens follow without Kafka framing
-	saslExpiry    time.Time    // KIP-368 session end; zero = none
-	reauthing     bool         // a re-authentication is in progress
-	clientID      string       // of the latest request, for quotas
-	mutedUntil    atomic.Int64 // quota throttle (KIP-219): read nothing before it (unix ns)
-	closeAfter    bool         // the last response is queued: close once it is written
+	principal   security.Principal
+	sasl        saslState     // where the connection is in Kafka's SASL state machine
+	saslMech    string        // mechanism chosen by SaslHandshake
+	saslSession sasl.Session  // exchange in progress
+	saslRaw     bool          // SaslHandshake v0: tokens follow without Kafka framing
+	saslExpiry  time.Time     // KIP-368 session end; zero = none
+	reauthBad   string        // a re-authentication asked for another mechanism than this one
+	mutedUntil  atomic.Int64  // quota throttle (KIP-219): read nothing before it (unix ns)
+	closeAfter  bool          // the last response is queued: close once it is written
+	written     chan struct{} // writeLoop signals each response written
 
 	out  chan *wire.Response // responses, in request order
 	done chan struct{}       // closed when the connection is finished
@@ -170,6 +172,23 @@ func (c *conn) shutdown() {
 		delete(c.s.conns, c)
 		c.s.mu.Unlock()
 	})
+}
+
+// saslState is Kafka's SaslServerAuthenticator state machine, as far as it
+// decides which requests a connection may send.
+type saslState int
+
+const (
+	saslDone             saslState = iota // not a SASL listener, or authenticated: everything
+	saslStart                             // ApiVersions (once) or SaslHandshake
+	saslAfterVersions                     // SaslHandshake only
+	saslAuthenticating                    // SaslAuthenticate only (v0: unframed tokens)
+	saslReauthenticating                  // authenticated, re-authenticating: SaslAuthenticate only
+)
+
+// authenticated reports whether the connection may send any request.
+func (c *conn) authenticated() bool {
+	return c.sasl == saslDone || c.sasl == saslReauthenticating
 }
 
 // tlsHandshakeTimeout bounds a client's TLS handshake.
@@ -212,14 +231,14 @@ func (c *conn) readLoop() {
 	var buf []byte
 	idle := time.Duration(c.s.b.cfg.ConnectionsMaxIdleMs) * time.Millisecond
 	for {
-		if !c.waitMuted() {
+		if !c.waitMuted() || !c.waitQueue() {
 			return
 		}
 		if idle > 0 {
 			_ = c.nc.SetReadDeadline(time.Now().Add(idle))
 		}
 		maxFrame := int32(c.s.b.cfg.SocketRequestMaxBytes)
-		if !c.authenticated {
+		if !c.authenticated() {
 			// An unauthenticated peer makes the broker allocate no more
 			// than sasl.server.max.receive.size (Kafka's bound).
 			maxFrame = min(maxFrame, c.ls.maxReceive)
@@ -281,11 +300,37 @@ func (c *conn) readLoop() {
 	}
 }
 
+// connQueue is how many responses a connection may have waiting to be
+// written. readLoop reads no request while the queue is nearly full, so
+// a handler never blocks on a client that does not read (which would pin
+// an io thread).
+const connQueue = 4
+
+// waitQueue waits until the response queue has room for the answer to
+// the next request (two entries: respondAndClose queues a response and
+// the close). It reports false when the connection or server closed.
+func (c *conn) waitQueue() bool {
+	for len(c.out) > connQueue-2 {
+		select {
+		case <-c.written:
+		case <-c.done:
+			return false
+		case <-c.s.closing:
+			return false
+		}
+	}
+	return true
+}
+
 // waitMuted waits out a quota throttle before the next read (the
 // connection is muted, KIP-219). It reports false when the connection or
 // the server closed meanwhile.
 func (c *conn) waitMuted() bool {
-	d := time.Until(time.Unix(0, c.mutedUntil.Load()))
+	until := c.mutedUntil.Load()
+	if until == 0 {
+		return true
+	}
+	d := time.Until(time.Unix(0, until))
 	if d <= 0 {
 		return true
 	}
@@ -301,29 +346,41 @@ func (c *conn) waitMuted() bool {
 	}
 }
 
-// admit applies the authentication state to a decoded request: before
-// SASL completes only ApiVersions, SaslHandshake and SaslAuthenticate are
-// served, and a connection whose session expired (KIP-368) is closed
-// unless it re-authenticates. It reports false when the connection must
-// be closed.
+// admit applies Kafka's SASL state machine to a decoded request: before
+// authentication one ApiVersions, then SaslHandshake, then only
+// SaslAuthenticate; during a re-authentication only SaslAuthenticate; a
+// connection whose session expired (KIP-368) is closed unless it starts a
+// re-authentication. It records the principal the request runs as, and
+// reports false when the connection must be closed.
 func (c *conn) admit(r *request) bool {
 	key := kmsg.Key(r.hdr.APIKey)
-	c.clientID = r.hdr.ClientID
-	if !c.authenticated {
+	r.principal = c.principal
+	ok := true
+	switch c.sasl {
+	case saslStart:
 		switch key {
-		case kmsg.ApiVersions, kmsg.SASLHandshake, kmsg.SASLAuthenticate:
-			return true
+		case kmsg.ApiVersions:
+			c.sasl = saslAfterVersions
+		case kmsg.SASLHandshake:
+		default:
+			ok = false
 		}
-		c.s.b.log.Info("closing connection: unexpected request during SASL handshake",
+	case saslAfterVersions:
+		ok = key == kmsg.SASLHandshake
+	case saslAuthenticating, saslReauthenticating:
+		ok = key == kmsg.SASLAuthenticate
+	case saslDone:
+		if !c.saslExpiry.IsZero() && time.Now().After(c.saslExpiry) && key != kmsg.SASLHandshake {
+			c.s.b.log.Info("closing connection: SASL session expired (connections.max.reauth.ms)",
+				"remote", c.nc.RemoteAddr().String(), "principal", c.principal.String())
+			return false
+		}
+	}
+	if !ok {
+		c.s.b.log.Info("closing connection: unexpected request during SASL authentication",
 			"remote", c.nc.RemoteAddr().String(), "api", kmsg.NameForKey(r.hdr.APIKey))
-		return false
 	}
-	if !c.saslExpiry.IsZero() && time.Now().After(c.saslExpiry) && !c.reauthing && key != kmsg.SASLHandshake {
-		c.s.b.log.Info("closing connection: SASL session expired (connections.max.reauth.ms)",
-			"remote", c.nc.RemoteAddr().String(), "principal", c.principal.String())
-		return false
-	}
-	return true
+	return ok
 }
 
 // saslRawToken serves one unframed SASL token after a v0 SaslHandshake:
@@ -356,15 +413,14 @@ func (c *conn) saslRawToken(tok []byte) bool {
 // the principal (Kafka refuses that).
 func (c *conn) finishSASL() error {
 	p := c.saslSession.Principal()
-	if c.reauthing && p != c.principal {
-		return errors.New("cannot change principals during re-authentication from " + c.principal.String() + ": " + p.String())
+	if c.sasl == saslReauthenticating && p != c.principal {
+		return errors.New("Cannot change principals during re-authentication from " + c.principal.String() + ": " + p.String())
 	}
 	c.principal = p
-	c.authenticated = true
-	c.reauthing = false
+	c.sasl = saslDone
 	c.saslRaw = false
 	c.saslExpiry = time.Time{}
-	if life := sessionLifetime(c.ls.reauth, c.saslSession.Expiry(), time.Now()); life > 0 {
+	if life := sessionLifetime(c.ls.reauthFor(c.saslMech), c.saslSession.Expiry(), time.Now()); life > 0 {
 		c.saslExpiry = time.Now().Add(life)
 	}
 	c.saslSession = nil
@@ -435,6 +491,10 @@ func (c *conn) writeLoop() {
 			}
 			if err := resp.Write(c.nc); err != nil {
 				return
+			}
+			select {
+			case c.written <- struct{}{}:
+			default:
 			}
 		case <-c.done:
 			return

@@ -16,8 +16,8 @@ func init() { register(kmsg.WriteTxnMarkers, 0, 1, handleWriteTxnMarkers) }
 
 func handleWriteTxnMarkers(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.WriteTxnMarkersRequest)
-	// Only brokers write markers: CLUSTER_ACTION on the cluster.
-	clusterOK := b.authorizeCluster(r, kmsg.ACLOperationClusterAction)
+	// Only brokers write markers: CLUSTER_ACTION (or ALTER) on the cluster.
+	clusterOK := b.authorizeCluster(r, kmsg.ACLOperationClusterAction) || b.authorizeCluster(r, kmsg.ACLOperationAlter)
 	go func() {
 		resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 		for _, m := range req.Markers {

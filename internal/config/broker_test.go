@@ -418,3 +418,25 @@ func TestListenerValue(t *testing.T) {
 		t.Errorf("an invalid per-listener value must be refused naming the key, got %v", err)
 	}
 }
+
+// A listener's override of a secret (a PEM key, a password) is as secret
+// as the key it overrides: DescribeConfigs must not show it.
+func TestListenerSecretsAreSensitive(t *testing.T) {
+	b := mustBroker(t, map[string]string{
+		"listener.name.ssl.ssl.keystore.key":        "-----BEGIN PRIVATE KEY-----",
+		"listener.name.ssl.ssl.truststore.password": "secret",
+		"listener.name.ssl.ssl.client.auth":         "required",
+	})
+	for _, e := range DescribeBroker(b, nil) {
+		switch e.Name {
+		case "listener.name.ssl.ssl.keystore.key", "listener.name.ssl.ssl.truststore.password":
+			if !e.Sensitive || e.Value != nil {
+				t.Errorf("%s: sensitive %v, value %v; want hidden", e.Name, e.Sensitive, e.Value)
+			}
+		case "listener.name.ssl.ssl.client.auth":
+			if e.Sensitive || e.Value == nil || *e.Value != "required" {
+				t.Errorf("%s: sensitive %v, value %v; want shown", e.Name, e.Sensitive, e.Value)
+			}
+		}
+	}
+}

@@ -155,7 +155,12 @@ func DescribeBroker(b *Broker, dynamic map[string]string) []Entry {
 		typ, mode := kmsg.ConfigTypeString, PerBroker // prefixed keys: listener overrides are per-broker
 		if k, ok := brokerKeyIndex[n]; ok {
 			typ, mode = k.typ, k.mode
-		} else if strings.Contains(n, "password") || strings.HasSuffix(n, "jaas.config") {
+		} else if _, lk, _ := splitListenerKey(n); brokerKeyIndex[lk] != nil {
+			// listener.name.<l>.<key> is as sensitive as <key> (a
+			// keystore key, a password).
+			typ = brokerKeyIndex[lk].typ
+		} else if strings.Contains(n, "password") || strings.HasSuffix(n, "jaas.config") ||
+			strings.HasSuffix(n, ".ssl.keystore.key") {
 			typ = kmsg.ConfigTypePassword
 		}
 		sensitive := typ == kmsg.ConfigTypePassword

@@ -42,7 +42,7 @@ func SSLKeys() []string {
 
 // listenerMechanismKeys may be set per listener and SASL mechanism:
 // listener.name.<listener>.<mechanism>.<key>, as Kafka reads them.
-var listenerMechanismKeys = []string{"sasl.jaas.config", "sasl.server.callback.handler.class"}
+var listenerMechanismKeys = []string{"sasl.jaas.config", "sasl.server.callback.handler.class", "connections.max.reauth.ms"}
 
 // splitListenerKey splits listener.name.<listener>.[<mechanism>.]<key> into
 // its listener name (upper-cased, as listener names compare) and key, and
