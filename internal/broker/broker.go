@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,9 +22,44 @@ import (
 	"github.com/silkworm/silkworm/internal/storage"
 )
 
-// storageFS is the file system logs are kept on; tests swap in an
-// error-injecting one.
-var storageFS = storage.OSFS
+// Network is how a broker listens and reaches other nodes. The real
+// network (net.Listen, net.Dialer) unless WithNetwork replaces it; an
+// embedded cluster wraps it to cut links, add latency or drop connections.
+// Its methods are called from many goroutines.
+type Network interface {
+	Listen(network, address string) (net.Listener, error)
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// WithStorageFS keeps the logs on fs instead of the operating system's
+// file system (error-injecting and slow file systems for tests). The
+// metadata store keeps its own files.
+func WithStorageFS(fs storage.FS) Option {
+	return func(b *Broker) { b.fs = fs }
+}
+
+// WithNetwork makes the broker listen and dial through n: its client and
+// controller listeners, replica fetchers, transaction marker clients and
+// metadata quorum connections.
+func WithNetwork(n Network) Option {
+	return func(b *Broker) { b.net = n }
+}
+
+// listen opens a listener through the broker's Network.
+func (b *Broker) listen(address string) (net.Listener, error) {
+	if b.net != nil {
+		return b.net.Listen("tcp", address)
+	}
+	return net.Listen("tcp", address)
+}
+
+// dialFunc is the broker's Network dialer, nil for the real network.
+func (b *Broker) dialFunc() func(ctx context.Context, network, address string) (net.Conn, error) {
+	if b.net == nil {
+		return nil
+	}
+	return b.net.DialContext
+}
 
 // topicState is what the broker keeps per topic: its id, resolved
 // config, and local partition replicas.
@@ -75,6 +111,9 @@ type Broker struct {
 	// controllerSec authenticates the controller listener (controllerauth.go).
 	controllerSec *listenerSec
 	plainAuth     sasl.PlainAuthenticator // WithPlainAuthenticator; nil: JAAS users
+	fs            storage.FS              // WithStorageFS; the OS by default
+	net           Network                 // WithNetwork; nil: the real network
+	killed        atomic.Bool             // Kill: stop without a controlled shutdown
 	// failedAuth counts failed authentications (TLS handshakes, SASL).
 	failedAuth atomic.Int64
 
@@ -91,6 +130,7 @@ func New(cfg *config.Broker, log *slog.Logger, opts ...Option) (*Broker, error) 
 	}
 	b := &Broker{cfg: cfg, log: log, nodeID: cfg.NodeID, topics: map[string]*topicState{},
 		failed: make(chan struct{}), stopWatch: make(chan struct{})}
+	b.fs = storage.OSFS
 	for _, o := range opts {
 		o(b)
 	}
@@ -147,7 +187,7 @@ func New(cfg *config.Broker, log *slog.Logger, opts ...Option) (*Broker, error) 
 		Dirs:                              cfg.LogDirs,
 		NodeID:                            cfg.NodeID,
 		ClusterID:                         im.ClusterID,
-		FS:                                storageFS,
+		FS:                                b.fs,
 		Clock:                             time.Now,
 		RetentionCheckIntervalMs:          cfg.LogRetentionCheckIntervalMs,
 		FlushCheckIntervalMs:              cfg.LogFlushSchedulerIntervalMs,
@@ -227,7 +267,7 @@ func (b *Broker) Start() error {
 			closeAll()
 			return err
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+		ln, err := b.listen(net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
 		if err != nil {
 			sec.close()
 			closeAll()
@@ -300,7 +340,7 @@ func (b *Broker) ListenerAddr(name string) string {
 // (controlled shutdown), so producers and consumers fail over before the
 // broker stops answering.
 func (b *Broker) Close() error {
-	if _, ok := b.controller(); ok && b.srv != nil {
+	if _, ok := b.controller(); ok && b.srv != nil && !b.killed.Load() {
 		// Bounded like Kafka's controlled.shutdown retries: without a
 		// reachable controller the broker stops anyway.
 		done := make(chan error, 1)
@@ -593,3 +633,14 @@ func (b *Broker) countFailedAuthentication() { b.failedAuth.Add(1) }
 
 // FailedAuthentications is how many authentications failed since start.
 func (b *Broker) FailedAuthentications() int64 { return b.failedAuth.Load() }
+
+// Kill stops the broker as abruptly as an in-process stop can: no
+// controlled shutdown, connections and listeners closed at once, every
+// goroutine stopped. With a storage FS that refuses writes from the same
+// moment (what embedded clusters do) nothing more reaches the disk, so
+// the next start recovers the logs as after kill -9. Kill must not be
+// called concurrently with Close.
+func (b *Broker) Kill() error {
+	b.killed.Store(true)
+	return b.Close()
+}

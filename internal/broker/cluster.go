@@ -78,6 +78,13 @@ func (b *Broker) openQuorum() (*metadata.Quorum, error) {
 	qc.HeartbeatInterval = time.Duration(cfg.BrokerHeartbeatIntervalMs) * time.Millisecond
 	qc.ClusterID = cfg.ClusterID
 	qc.Logger = b.log.With("component", "metadata")
+	if b.net != nil {
+		var err error
+		qc.Dial = b.net.DialContext
+		if qc.Listener, err = b.listen(qc.Bind); err != nil {
+			return nil, fmt.Errorf("controller listener %s: %w", qc.Bind, err)
+		}
+	}
 	cs, err := b.controllerSecurity(&qc)
 	if err != nil {
 		return nil, fmt.Errorf("controller listener: %w", err)
@@ -105,6 +112,7 @@ func replicationConfig(cfg *config.Broker, b *Broker) replication.Config {
 	rc.SocketTimeout = time.Duration(cfg.ReplicaSocketTimeoutMs) * time.Millisecond
 	rc.ReceiveBuffer = int(intConfig(cfg, "replica.socket.receive.buffer.bytes", 65536))
 	rc.TLS, rc.SASL = b.interBroker.tls, b.interBroker.sasl
+	rc.Dial = b.dialFunc()
 	rc.Logger = b.log.With("component", "replica-fetcher")
 	return rc
 }

@@ -17,9 +17,7 @@ import (
 // stop (all its log dirs are offline), as Kafka halts such a broker.
 func TestDiskFailureStopsBroker(t *testing.T) {
 	efs := storage.NewErrorFS(storage.OSFS)
-	storageFS = efs
-	defer func() { storageFS = storage.OSFS }()
-	tb := newTestBroker(t)
+	tb := newTestBrokerWith(t, []Option{WithStorageFS(efs)})
 	ctx := testCtx(t)
 	tb.createTopic(ctx, "disk", 1, nil)
 	tb.produce(ctx, "disk", 0, 5)
@@ -41,7 +39,7 @@ func TestDiskFailureStopsBroker(t *testing.T) {
 		t.Fatal("broker did not report that every log dir is offline")
 	}
 	// Nothing acknowledged was lost: reopen on a healthy file system.
-	storageFS = storage.OSFS
+	tb.opts = nil
 	tb.restart()
 	cons, err := kgo.NewClient(kgo.SeedBrokers(tb.b.Addr()),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"disk": {0: kgo.NewOffset().AtStart()}}))

@@ -8,8 +8,10 @@ package broker
 // as Kafka's brokers authenticate to each other.
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -27,10 +29,31 @@ type interBrokerSecurity struct {
 	sasl franzsasl.Mechanism // nil without SASL
 }
 
-// kgoOpts are the client options for a kgo client to another broker.
-func (s interBrokerSecurity) kgoOpts() []kgo.Opt {
+// kgoOpts are the client options for a kgo client to another broker,
+// dialing with dial when it is not nil.
+func (s interBrokerSecurity) kgoOpts(dial func(ctx context.Context, network, address string) (net.Conn, error)) []kgo.Opt {
 	var opts []kgo.Opt
-	if s.tls != nil {
+	switch {
+	case dial != nil && s.tls != nil:
+		opts = append(opts, kgo.Dialer(func(ctx context.Context, network, address string) (net.Conn, error) {
+			c, err := dial(ctx, network, address)
+			if err != nil {
+				return nil, err
+			}
+			cfg := s.tls.Clone()
+			if cfg.ServerName == "" {
+				cfg.ServerName, _, _ = net.SplitHostPort(address)
+			}
+			tc := tls.Client(c, cfg)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				c.Close()
+				return nil, err
+			}
+			return tc, nil
+		}))
+	case dial != nil:
+		opts = append(opts, kgo.Dialer(dial))
+	case s.tls != nil:
 		opts = append(opts, kgo.DialTLSConfig(s.tls.Clone()))
 	}
 	if s.sasl != nil {

@@ -20,6 +20,7 @@ type testBroker struct {
 	t     *testing.T
 	dir   string
 	extra []string // extra config overrides, "key=value"
+	opts  []Option // broker options (fault-injecting file systems)
 
 	b   *Broker
 	cl  *kgo.Client
@@ -30,7 +31,13 @@ type testBroker struct {
 // closed when the test ends.
 func newTestBroker(t *testing.T, overrides ...string) *testBroker {
 	t.Helper()
-	tb := &testBroker{t: t, dir: t.TempDir(), extra: overrides}
+	return newTestBrokerWith(t, nil, overrides...)
+}
+
+// newTestBrokerWith is newTestBroker with broker options.
+func newTestBrokerWith(t *testing.T, opts []Option, overrides ...string) *testBroker {
+	t.Helper()
+	tb := &testBroker{t: t, dir: t.TempDir(), extra: overrides, opts: opts}
 	tb.start()
 	t.Cleanup(tb.stop)
 	return tb
@@ -43,7 +50,7 @@ func (tb *testBroker) start() {
 	if err != nil {
 		tb.t.Fatalf("config: %v", err)
 	}
-	b, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), tb.opts...)
 	if err != nil {
 		tb.t.Fatalf("new broker: %v", err)
 	}

@@ -44,6 +44,7 @@ const markerTimeout = 30 * time.Second
 type txnWiring struct {
 	coord       *txn.Coordinator
 	interBroker interBrokerSecurity // how marker clients reach other brokers
+	dial        func(ctx context.Context, network, address string) (net.Conn, error)
 
 	mu      sync.Mutex // guards clients
 	clients map[int32]markerClient
@@ -73,7 +74,7 @@ func (b *Broker) startTxns() error {
 	if err != nil {
 		return err
 	}
-	b.txns = &txnWiring{coord: tc, interBroker: b.interBroker, clients: map[int32]markerClient{}}
+	b.txns = &txnWiring{coord: tc, interBroker: b.interBroker, dial: b.dialFunc(), clients: map[int32]markerClient{}}
 	if ts := b.topic(transactionStateTopic); ts != nil {
 		for _, p := range ts.partitions {
 			if !p.IsLeader() {
@@ -238,7 +239,7 @@ func (w *txnWiring) client(node int32, addr string) (*kgo.Client, error) {
 		}
 		c.cl.Close()
 	}
-	cl, err := kgo.NewClient(append(w.interBroker.kgoOpts(), kgo.SeedBrokers(addr))...)
+	cl, err := kgo.NewClient(append(w.interBroker.kgoOpts(w.dial), kgo.SeedBrokers(addr))...)
 	if err != nil {
 		return nil, fmt.Errorf("client for broker %d: %w", node, err)
 	}

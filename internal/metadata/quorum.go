@@ -55,6 +55,10 @@ type QuorumConfig struct {
 	// exchange. They run on the connection's goroutine.
 	AcceptAuth func(net.Conn) error
 	DialAuth   func(net.Conn) error
+	// Dial, when set, opens the TCP connections to other nodes instead of
+	// the real network (embedded clusters inject network faults with it;
+	// Listener is the accepting side).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Advertised is this node's controller address as others reach it. It
 	// defaults to Voters[NodeID] on a controller and to the listener's
 	// address on a broker-only node.
@@ -244,7 +248,7 @@ func OpenQuorum(cfg QuorumConfig) (*Quorum, error) {
 	}
 	q.mux = newMux(ln, advertise, q.serveForward, q.spawn)
 	q.mux.dialTLS = cfg.DialTLS
-	q.mux.acceptAuth, q.mux.dialAuth = cfg.AcceptAuth, cfg.DialAuth
+	q.mux.acceptAuth, q.mux.dialAuth, q.mux.dialNet = cfg.AcceptAuth, cfg.DialAuth, cfg.Dial
 	q.spawn(q.mux.acceptLoop)
 	q.transport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: q.mux, MaxPool: 3, Timeout: 10 * time.Second, Logger: hl,

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,8 @@ type mux struct {
 	dialTLS *tls.Config // nil: plain TCP to the other nodes
 	// acceptAuth and dialAuth authenticate connections (nil: none).
 	acceptAuth, dialAuth func(net.Conn) error
+	// dialNet opens TCP connections to other nodes (nil: the real network).
+	dialNet func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	raftConns chan net.Conn
 	closed    chan struct{}
@@ -149,19 +152,30 @@ type response struct {
 // dial connects to another node's controller listener, over TLS when the
 // listener uses it.
 func (m *mux) dial(addr string, timeout time.Duration) (net.Conn, error) {
-	var c net.Conn
-	var err error
-	if m.dialTLS == nil {
-		c, err = net.DialTimeout("tcp", addr, timeout)
-	} else {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	dial := m.dialNet
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	c, err := dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if m.dialTLS != nil {
 		cfg := m.dialTLS.Clone()
 		if cfg.ServerName == "" {
 			cfg.ServerName, _, _ = net.SplitHostPort(addr)
 		}
-		c, err = tls.DialWithDialer(&net.Dialer{Timeout: timeout}, "tcp", addr, cfg)
+		tc := tls.Client(c, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
+		c = tc
 	}
-	if err != nil || m.dialAuth == nil {
-		return c, err
+	if m.dialAuth == nil {
+		return c, nil
 	}
 	_ = c.SetDeadline(time.Now().Add(timeout))
 	if err := m.dialAuth(c); err != nil {

@@ -34,6 +34,8 @@ type Config struct {
 	FetchBackoff     time.Duration // replica.fetch.backoff.ms
 	SocketTimeout    time.Duration // replica.socket.timeout.ms
 	ReceiveBuffer    int           // replica.socket.receive.buffer.bytes
+	// Dial opens connections to leaders (nil: the real network).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// TLS and SASL are how fetchers reach leaders: the inter-broker
 	// listener's security (nil: PLAINTEXT).
 	TLS    *tls.Config
@@ -173,7 +175,11 @@ func newFetcher(m *Manager, key fetcherKey) (*fetcher, error) {
 		kgo.SeedBrokers(key.addr),
 		// replica.socket.receive.buffer.bytes (-1: the OS default).
 		kgo.Dialer(func(ctx context.Context, network, host string) (net.Conn, error) {
-			c, err := dialer.DialContext(ctx, network, host)
+			dial := m.cfg.Dial
+			if dial == nil {
+				dial = dialer.DialContext
+			}
+			c, err := dial(ctx, network, host)
 			if err != nil {
 				return nil, err
 			}
