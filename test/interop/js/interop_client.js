@@ -21,27 +21,48 @@
 //            commits exactly the first N records printed and exits;
 //            otherwise it runs until SIGTERM, then leaves the group.
 //
+// Security (every mode; these flags may also come before the mode):
+//   --ssl-ca file          TLS, trusting the CA certificate(s) in this PEM file
+//                          (the broker's host name is checked too)
+//   --ssl-cert/--ssl-key   a client certificate and its key (mutual TLS)
+//   --sasl-mechanism m     SASL with plain, scram-sha-256 or scram-sha-512,
+//   --sasl-username u        as this user
+//   --sasl-password p
+// consume reads through the group --group when it is given (a group an ACL
+// lets the user read), else through a fresh one. --retries n sets how often
+// kafkajs retries a failed connection or request (its default is 5).
+//
 // Example against a running broker (after `npm ci` in this directory):
 //   echo '{"key":"k-1","value":"v-1","headers":[]}' |
 //     node interop_client.js produce --bootstrap 127.0.0.1:9092 --topic t
 //   node interop_client.js consume --bootstrap 127.0.0.1:9092 --topic t
 'use strict';
 
+const fs = require('fs');
 const { Kafka, Partitioners, logLevel } = require('kafkajs');
 
 function parseArgs(argv) {
   const usage = 'usage: interop_client.js produce|consume|group --bootstrap host:port --topic t [--timeout seconds]'
-    + ' [--group g --offset-reset earliest|latest --session-timeout-ms ms --max-records n]';
+    + ' [--group g --offset-reset earliest|latest --session-timeout-ms ms --max-records n]'
+    + ' [--ssl-ca file [--ssl-cert file --ssl-key file]]'
+    + ' [--sasl-mechanism plain|scram-sha-256|scram-sha-512 --sasl-username u --sasl-password p] [--retries n]';
   const args = {
-    mode: argv[0], timeout: 120, 'offset-reset': 'earliest', 'session-timeout-ms': 6000, 'max-records': 0,
+    timeout: 120, 'offset-reset': 'earliest', 'session-timeout-ms': 6000, 'max-records': 0,
   };
-  const names = ['bootstrap', 'topic', 'timeout', 'group', 'offset-reset', 'session-timeout-ms', 'max-records'];
-  for (let i = 1; i < argv.length; i += 2) {
+  const names = ['bootstrap', 'topic', 'timeout', 'group', 'offset-reset', 'session-timeout-ms', 'max-records',
+    'ssl-ca', 'ssl-cert', 'ssl-key', 'sasl-mechanism', 'sasl-username', 'sasl-password', 'retries'];
+  for (let i = 0; i < argv.length; i++) {
+    if (!argv[i].startsWith('--')) {
+      if (args.mode !== undefined) throw new Error(`${usage}; a second mode ${argv[i]}`);
+      args.mode = argv[i];
+      continue;
+    }
     const name = argv[i].replace(/^--/, '');
     if (!names.includes(name) || i + 1 >= argv.length) {
       throw new Error(`${usage}; bad argument ${argv[i]}`);
     }
     args[name] = argv[i + 1];
+    i++;
   }
   if (!['produce', 'consume', 'group'].includes(args.mode) || !args.bootstrap || !args.topic
     || (args.mode === 'group' && !args.group)) {
@@ -49,6 +70,12 @@ function parseArgs(argv) {
   }
   if (!['earliest', 'latest'].includes(args['offset-reset'])) {
     throw new Error(`--offset-reset ${args['offset-reset']}: kafkajs only has earliest (fromBeginning: true) and latest`);
+  }
+  if (!['plain', 'scram-sha-256', 'scram-sha-512', undefined].includes(args['sasl-mechanism'])) {
+    throw new Error(`--sasl-mechanism ${args['sasl-mechanism']}: want plain, scram-sha-256 or scram-sha-512`);
+  }
+  if (Boolean(args['ssl-cert']) !== Boolean(args['ssl-key'])) {
+    throw new Error('--ssl-cert and --ssl-key go together');
   }
   args.timeout = Number(args.timeout);
   args['session-timeout-ms'] = Number(args['session-timeout-ms']);
@@ -107,7 +134,7 @@ async function consume(kafka, args) {
   let rejectDone;
   const done = new Promise((resolve, reject) => { resolveDone = resolve; rejectDone = reject; });
   const consumer = kafka.consumer({
-    groupId: `silkworm-interop-${process.pid}-${Date.now()}`,
+    groupId: args.group || `silkworm-interop-${process.pid}-${Date.now()}`,
     allowAutoTopicCreation: false,
     maxWaitTimeInMs: 500,
     // Fail at once rather than restarting the consumer until the timeout.
@@ -204,6 +231,27 @@ async function group(kafka, args) {
   process.stderr.write(`printed ${printed} records\n`);
 }
 
+// securityConfig is the ssl and sasl part of the Kafka client config; empty
+// for a plaintext connection.
+function securityConfig(args) {
+  const config = {};
+  if (args['ssl-ca']) {
+    config.ssl = { ca: [fs.readFileSync(args['ssl-ca'], 'utf8')] };
+    if (args['ssl-cert']) {
+      config.ssl.cert = fs.readFileSync(args['ssl-cert'], 'utf8');
+      config.ssl.key = fs.readFileSync(args['ssl-key'], 'utf8');
+    }
+  }
+  if (args['sasl-mechanism']) {
+    config.sasl = {
+      mechanism: args['sasl-mechanism'],
+      username: args['sasl-username'] || '',
+      password: args['sasl-password'] || '',
+    };
+  }
+  return config;
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const guard = setTimeout(() => {
@@ -215,6 +263,8 @@ async function main() {
     brokers: [args.bootstrap],
     logLevel: logLevel.WARN,
     logCreator: stderrLogger,
+    ...securityConfig(args),
+    ...(args.retries === undefined ? {} : { retry: { retries: Number(args.retries) } }),
   });
   if (args.mode === 'produce') await produce(kafka, args);
   else if (args.mode === 'group') await group(kafka, args);

@@ -6,7 +6,9 @@ this script with that interpreter.
 
   produce: reads JSON lines {"key","value","headers":[{"key","value"}]} from
            stdin and produces them, in order, to --topic; exits non-zero if
-           any record is not acknowledged.
+           any record is not acknowledged. A send waits --max-block-ms for
+           the topic's metadata; when it times out, the script prints the
+           error the broker gave for the topic, if any.
   consume: reads every partition of --topic from its start to the end
            offsets seen at startup and prints one JSON line per record:
            {"partition","offset","key","value","headers","timestamp",
@@ -26,6 +28,13 @@ this script with that interpreter.
            --max-records N it commits exactly the first N records printed
            and exits; otherwise it runs until SIGTERM, then leaves the group.
 
+Security (every mode): --security-protocol SSL|SASL_PLAINTEXT|SASL_SSL with
+--ssl-cafile (the CA of the broker certificate), --ssl-certfile and
+--ssl-keyfile (a client certificate), --sasl-mechanism PLAIN|SCRAM-SHA-256|
+SCRAM-SHA-512, --sasl-username and --sasl-password. These flags may come
+before the mode. --log-level ERROR prints kafka-python's own log (why a
+connection failed) to stderr.
+
 Example against a running broker:
   seq 3 | sed 's/.*/{"key":"k-&","value":"v-&","headers":[]}/' |
     /usr/bin/python3 interop_client.py produce --bootstrap 127.0.0.1:9092 --topic t
@@ -34,24 +43,48 @@ Example against a running broker:
 
 import argparse
 import json
+import logging
 import signal
 import sys
 import time
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, OffsetAndMetadata, TopicPartition
+from kafka.client_async import KafkaClient
 from kafka.consumer.fetcher import NoOffsetForPartitionError
-from kafka.errors import CommitFailedError
+from kafka.errors import CommitFailedError, KafkaTimeoutError
 
 
 def client_kwargs(args):
     kw = {"bootstrap_servers": args.bootstrap, "client_id": "silkworm-interop-python"}
     if args.api_version:
         kw["api_version"] = tuple(int(x) for x in args.api_version.split("."))
+    kw.update(security_kwargs(args))
+    return kw
+
+
+def security_kwargs(args):
+    """kafka-python's security settings from the --security-protocol,
+    --ssl-* and --sasl-* flags; none of them for PLAINTEXT (the default)."""
+    if args.security_protocol == "PLAINTEXT":
+        return {}
+    kw = {"security_protocol": args.security_protocol}
+    if args.security_protocol in ("SSL", "SASL_SSL"):
+        # The broker certificate is checked against --ssl-cafile, host
+        # name included (kafka-python's default).
+        if args.ssl_cafile:
+            kw["ssl_cafile"] = args.ssl_cafile
+        if args.ssl_certfile:
+            kw["ssl_certfile"] = args.ssl_certfile
+            kw["ssl_keyfile"] = args.ssl_keyfile
+    if args.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
+        kw["sasl_mechanism"] = args.sasl_mechanism
+        kw["sasl_plain_username"] = args.sasl_username
+        kw["sasl_plain_password"] = args.sasl_password
     return kw
 
 
 def produce(args):
-    producer = KafkaProducer(acks="all", linger_ms=5, **client_kwargs(args))
+    producer = KafkaProducer(acks="all", linger_ms=5, max_block_ms=args.max_block_ms, **client_kwargs(args))
     futures = []
     for line in sys.stdin:
         line = line.strip()
@@ -59,14 +92,39 @@ def produce(args):
             continue
         r = json.loads(line)
         headers = [(h["key"], h["value"].encode()) for h in r["headers"]]
-        futures.append(
-            producer.send(args.topic, key=r["key"].encode(), value=r["value"].encode(), headers=headers)
-        )
+        try:
+            futures.append(
+                producer.send(args.topic, key=r["key"].encode(), value=r["value"].encode(), headers=headers)
+            )
+        except KafkaTimeoutError:
+            explain_metadata_timeout(args)
+            raise
     producer.flush(timeout=args.timeout)
     for f in futures:
         f.get(timeout=args.timeout)  # raises the delivery error, if any
     producer.close(timeout=args.timeout)
     print("produced %d records" % len(futures), file=sys.stderr)
+
+
+def explain_metadata_timeout(args):
+    """Prints why the topic's metadata never came, if the broker said.
+
+    kafka-python 2.0.2 drops the error of a metadata response that names a
+    single topic (ClusterMetadata.update_metadata fails the update without
+    recording it), so a producer denied the topic (TOPIC_AUTHORIZATION_FAILED)
+    only times out. Asking once more with a bare KafkaClient shows the error
+    the broker sent."""
+    client = KafkaClient(**client_kwargs(args))
+    try:
+        future = client.add_topic(args.topic)
+        client.poll(future=future, timeout_ms=args.timeout * 1000)
+        if future.failed():
+            print(
+                "metadata for topic %s: %s: %s" % (args.topic, type(future.exception).__name__, future.exception),
+                file=sys.stderr,
+            )
+    finally:
+        client.close()
 
 
 def consume(args):
@@ -193,7 +251,24 @@ def main():
     ap.add_argument("--offset-reset", default="earliest", choices=["earliest", "latest", "none"])
     ap.add_argument("--session-timeout-ms", type=int, default=6000)
     ap.add_argument("--max-records", type=int, default=0, help="group mode: commit this many records and exit")
+    ap.add_argument(
+        "--security-protocol", default="PLAINTEXT", choices=["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+    )
+    ap.add_argument("--ssl-cafile", default="", help="PEM file of the CA that signed the broker certificate")
+    ap.add_argument("--ssl-certfile", default="", help="PEM client certificate (mutual TLS)")
+    ap.add_argument("--ssl-keyfile", default="", help="PEM private key of --ssl-certfile")
+    ap.add_argument("--sasl-mechanism", default="PLAIN", choices=["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
+    ap.add_argument("--sasl-username", default="")
+    ap.add_argument("--sasl-password", default="")
+    ap.add_argument(
+        "--max-block-ms", type=int, default=60000, help="produce mode: how long a send waits for the topic's metadata"
+    )
+    ap.add_argument(
+        "--log-level", default="", help="print kafka-python's log records of this level and above (ERROR...) to stderr"
+    )
     args = ap.parse_args()
+    if args.log_level:
+        logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     if args.mode == "produce":
         produce(args)
     elif args.mode == "group":
