@@ -712,6 +712,25 @@ func (q *Quorum) SetSelf(self Broker) error {
 	if err := q.Heartbeat(self.NodeID); err != nil {
 		return err
 	}
+	// Act only once this node's own image holds this registration: until
+	// then it may still show leaderships of the old incarnation that the
+	// controller has already moved (Kafka keeps a broker fenced until its
+	// metadata reaches its registration record).
+	deadline := time.Now().Add(q.cfg.RequestTimeout)
+	for {
+		br := q.Image().BrokerByID(self.NodeID)
+		if br != nil && br.Incarnation == q.incarnation && !br.Fenced {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("broker %d: registration not applied locally within %s", self.NodeID, q.cfg.RequestTimeout)
+		}
+		select {
+		case <-q.stop:
+			return fmt.Errorf("broker %d: %w: node closed", self.NodeID, ErrNotController)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	q.selfMu.Lock()
 	defer q.selfMu.Unlock()
 	q.self = &self

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -97,10 +98,17 @@ func (r *Response) Size() int64 { return r.size }
 // connection must be closed because the frame is already partly written.
 var ErrShortFile = errors.New("file region shorter than announced")
 
-// Write sends the response on conn: consecutive byte chunks with one
-// writev, file regions with sendfile when conn is a TCP connection and the
-// file has a descriptor, else with ReadAt and Write.
+// Write sends the response on conn. On a connection with a descriptor (a
+// TCP connection) consecutive byte chunks go with one writev and file
+// regions with sendfile when the file has a descriptor, else with ReadAt
+// and Write. On any other connection (TLS, where the bytes must pass
+// through the cipher) the response is copied into a pooled buffer, byte
+// chunks and file regions alike, and written a buffer at a time
+// (writeCopy).
 func (r *Response) Write(conn net.Conn) error {
+	if _, ok := conn.(syscall.Conn); !ok {
+		return r.writeCopy(conn)
+	}
 	var bufs net.Buffers
 	for i := range r.Chunks {
 		c := &r.Chunks[i]
@@ -126,6 +134,89 @@ func (r *Response) Write(conn net.Conn) error {
 		}
 	}
 	return nil
+}
+
+// copyBufSize is the size of the buffers writeCopy stages a response in:
+// 16 TLS records of the maximum size, and few ReadAt calls per MiB of
+// file region.
+const copyBufSize = 256 << 10
+
+// copyBufs holds writeCopy's staging buffers (*[]byte of copyBufSize), so
+// that a response with file regions allocates none: a connection holds one
+// only while it writes.
+var copyBufs = sync.Pool{New: func() any {
+	b := make([]byte, copyBufSize)
+	return &b
+}}
+
+// writeCopy writes the response to w through a pooled buffer: the small
+// byte chunks between file regions (response and partition headers) are
+// coalesced with the region data, so that a TLS connection sends a few
+// full records instead of a small record per chunk, and regions are read
+// into the buffer instead of into one allocated per region. A response
+// that is a single byte chunk is written as it is.
+func (r *Response) writeCopy(w io.Writer) error {
+	if len(r.Chunks) == 1 && r.Chunks[0].File == nil {
+		if len(r.Chunks[0].Bytes) == 0 {
+			return nil
+		}
+		_, err := w.Write(r.Chunks[0].Bytes)
+		return err
+	}
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := (*bp)[:0]
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		_, err := w.Write(buf)
+		buf = buf[:0]
+		return err
+	}
+	for i := range r.Chunks {
+		c := &r.Chunks[i]
+		if c.File == nil {
+			b := c.Bytes
+			if len(b) >= copyBufSize {
+				// Too big to gain from the copy: write it as it is.
+				if err := flush(); err != nil {
+					return err
+				}
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+				continue
+			}
+			if len(b) > cap(buf)-len(buf) {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			buf = append(buf, b...)
+			continue
+		}
+		pos, left := c.Pos, c.Size
+		for left > 0 {
+			if len(buf) == cap(buf) {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			n := int(min(int64(cap(buf)-len(buf)), left))
+			m, err := c.File.ReadAt(buf[len(buf):len(buf)+n], pos)
+			if m < n {
+				if err == nil || err == io.EOF {
+					err = ErrShortFile
+				}
+				return err
+			}
+			buf = buf[:len(buf)+n]
+			pos += int64(n)
+			left -= int64(n)
+		}
+	}
+	return flush()
 }
 
 func writeRegion(conn net.Conn, c *Chunk) error {

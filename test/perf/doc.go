@@ -3,12 +3,33 @@
 // temporary data dir, produces records with one franz-go producer, reads them
 // back with one franz-go consumer, and reports throughput and the broker's
 // CPU time per record for each case of a small matrix (record size, acks,
-// partition count).
+// partition count), over PLAINTEXT, SSL or SASL_SSL.
 //
-// It is a measurement, not a test: TestDataPath is skipped unless
-// SILKWORM_PERF=1, it never asserts a duration, and it fails only when the
+// TestConnectionCost opens, authenticates and closes client connections one
+// after the other and reports the broker's CPU time per connection.
+//
+// TestQuotaConvergence runs two producers with different client ids at full
+// speed against one broker process, first without quotas, then with a
+// producer_byte_rate quota on one of them, and reports each one's byte rate
+// per 5 s window.
+//
+// These are measurements, not tests: they are skipped unless
+// SILKWORM_PERF=1, never assert a duration or a rate, and fail only when the
 // harness itself breaks (the broker does not start, a produce fails, records
-// are missing on read-back). The results are printed as a Markdown table.
+// are missing on read-back). The results are printed as Markdown tables.
+//
+// Security (SILKWORM_PERF_SECURITY): the broker always has a PLAINTEXT
+// listener, used for setup (topics, SCRAM users, quotas). With ssl or
+// sasl_ssl it gets a second listener of that protocol, which the measured
+// clients use: its certificate comes from a fresh securitytest CA and is
+// written to the test's temp dir as a PEM keystore
+// (ssl.keystore.type=PEM, ssl.keystore.location), and the clients trust
+// that CA. With sasl_ssl the listener enables SCRAM-SHA-512 only; the user
+// perf is created with AlterUserScramCredentials (4096 iterations) over the
+// PLAINTEXT listener and the clients authenticate as it. Each client pings
+// before a phase's clock starts; only its produce or fetch connection
+// (franz-go keeps those apart) is set up inside the phase, one TLS
+// handshake and SCRAM exchange of a few ms in phases of seconds.
 //
 // The broker's CPU time is utime+stime of the child process, read from
 // /proc/<pid>/stat before and after each phase; the kernel reports it in
@@ -17,7 +38,10 @@
 //
 // Environment:
 //
-//	SILKWORM_PERF=1                    run the measurement
+//	SILKWORM_PERF=1                    run the measurements
+//	SILKWORM_PERF_SECURITY=protocol    plaintext (default), ssl or
+//	                                   sasl_ssl: the listener the measured
+//	                                   clients use
 //	SILKWORM_PERF_RECORDS=n            records per 100-byte case (default
 //	                                   200000); 1 KiB cases use n/4
 //	SILKWORM_PERF_COMPRESSION=codec    producer codec: none (default),
@@ -28,10 +52,18 @@
 //	                                   space separated
 //	SILKWORM_PERF_BROKER_BIN=path      use this broker binary instead of
 //	                                   building ./cmd/silkworm
-//	SILKWORM_PERF_PROFILE_DIR=dir      record each produce phase of the
-//	                                   broker with Linux `perf record -g -p`
-//	                                   into dir/<case>.perf.data (needs perf
-//	                                   on PATH; read with `perf report -i`)
+//	SILKWORM_PERF_PROFILE_DIR=dir      record each produce and consume phase
+//	                                   of the broker with Linux `perf record
+//	                                   -g -p` into dir/<case>.perf.data and
+//	                                   dir/<case>_consume.perf.data (needs
+//	                                   perf on PATH; read with `perf report
+//	                                   -i`)
+//	SILKWORM_PERF_QUOTA_SECONDS=n      length of each TestQuotaConvergence
+//	                                   run (default 30)
+//	SILKWORM_PERF_QUOTA_RATE=n         its producer_byte_rate in bytes/s
+//	                                   (default 2097152)
+//	SILKWORM_PERF_CONNECTIONS=n        connections TestConnectionCost opens
+//	                                   (default 1000)
 //
 // There is no non-test code in this package.
 package perf

@@ -94,6 +94,10 @@ func TestDataPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	protocol, err := parseSecurity(os.Getenv("SILKWORM_PERF_SECURITY"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var cases []perfCase
 	for _, size := range []int{100, 1024} {
 		n := n100
@@ -111,9 +115,9 @@ func TestDataPath(t *testing.T) {
 		}
 	}
 
-	b := startBroker(t)
+	b := startBroker(t, protocol)
 	ctx := context.Background()
-	adm, err := kgo.NewClient(kgo.SeedBrokers(b.addr))
+	adm, err := kgo.NewClient(kgo.SeedBrokers(b.adminAddr))
 	if err != nil {
 		t.Fatalf("admin client: %v", err)
 	}
@@ -136,13 +140,15 @@ func TestDataPath(t *testing.T) {
 		if res.errs > 0 {
 			t.Errorf("%s: %d of %d records failed to produce", c.name(), res.errs, c.records)
 		}
+		stopProfile = b.profile(t, c.name()+"/consume")
 		res.consume = runConsume(t, b, topic, c, res.produced)
+		stopProfile()
 		results = append(results, res)
-		t.Logf("%s: produce %.0f rec/s, %.3f µs broker CPU/rec; consume %.0f rec/s, %.3f µs broker CPU/rec",
-			c.name(), res.produce.recordsPerSec(), res.produce.brokerMicrosPerRecord(),
+		t.Logf("%s over %s: produce %.0f rec/s, %.3f µs broker CPU/rec; consume %.0f rec/s, %.3f µs broker CPU/rec",
+			c.name(), protocol, res.produce.recordsPerSec(), res.produce.brokerMicrosPerRecord(),
 			res.consume.recordsPerSec(), res.consume.brokerMicrosPerRecord())
 	}
-	report := table(results, codecName)
+	report := table(results, protocol, codecName)
 	// Printed rather than logged so the table can be pasted as it is.
 	fmt.Println(report)
 }
@@ -167,14 +173,13 @@ func parseCodec(s string) (kgo.CompressionCodec, error) {
 // asynchronous producer and waits until every one is acknowledged.
 func runProduce(t *testing.T, b *processBroker, topic string, c perfCase, codec kgo.CompressionCodec) (phase, int64, int64) {
 	t.Helper()
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(b.addr),
+	opts := append(b.clientOpts(),
 		kgo.DefaultProduceTopic(topic),
-		kgo.ProducerLinger(5 * time.Millisecond),
-		kgo.ProducerBatchMaxBytes(1 << 20),
+		kgo.ProducerLinger(5*time.Millisecond),
+		kgo.ProducerBatchMaxBytes(1<<20),
 		kgo.ProducerBatchCompression(codec),
 		kgo.MaxBufferedRecords(100_000),
-	}
+	)
 	if c.acks == 1 {
 		// franz-go's idempotent producer requires acks=all.
 		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
@@ -234,11 +239,10 @@ func runProduce(t *testing.T, b *processBroker, topic string, c perfCase, codec 
 // records have arrived.
 func runConsume(t *testing.T, b *processBroker, topic string, c perfCase, want int64) phase {
 	t.Helper()
-	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(b.addr),
+	cl, err := kgo.NewClient(append(b.clientOpts(),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-	)
+	)...)
 	if err != nil {
 		t.Fatalf("%s: consumer: %v", c.name(), err)
 	}
@@ -279,9 +283,9 @@ func runConsume(t *testing.T, b *processBroker, topic string, c perfCase, want i
 	}
 }
 
-func table(results []result, codec string) string {
+func table(results []result, protocol, codec string) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Compression: %s. MB = 2^20 bytes of record values. CPU = utime+stime per record.\n\n", codec)
+	fmt.Fprintf(&sb, "Security: %s. Compression: %s. MB = 2^20 bytes of record values. CPU = utime+stime per record.\n\n", protocol, codec)
 	sb.WriteString("| case | idempotent | records | produce rec/s | produce MB/s | broker CPU µs/rec (produce) | client CPU µs/rec (produce) | consume rec/s | consume MB/s | broker CPU µs/rec (consume) | client CPU µs/rec (consume) |\n")
 	sb.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range results {
@@ -306,12 +310,18 @@ func selfCPU(t *testing.T) time.Duration {
 // processBroker is a silkworm server running as a child process. It is
 // used from the test goroutine only.
 type processBroker struct {
-	addr       string
+	addr       string // the listener the measured clients use
+	adminAddr  string // a PLAINTEXT listener for setup (topics, users, quotas)
+	sec        *perfSecurity
 	cmd        *exec.Cmd
 	profileDir string
 }
 
-func startBroker(t *testing.T) *processBroker {
+// startBroker starts the broker process with a listener of protocol
+// (PLAINTEXT, SSL or SASL_SSL) for the measured clients and, unless that is
+// PLAINTEXT already, a PLAINTEXT listener for setup. overrides ("key=value")
+// come before SILKWORM_PERF_OVERRIDES, which can replace them.
+func startBroker(t *testing.T, protocol string, overrides ...string) *processBroker {
 	t.Helper()
 	bin := os.Getenv("SILKWORM_PERF_BROKER_BIN")
 	if bin == "" {
@@ -324,13 +334,23 @@ func startBroker(t *testing.T) *processBroker {
 		t.Fatalf("broker log: %v", err)
 	}
 	t.Cleanup(func() { logf.Close() })
-	b := &processBroker{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t))),
+	b := &processBroker{adminAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t))),
 		profileDir: os.Getenv("SILKWORM_PERF_PROFILE_DIR")}
+	b.addr = b.adminAddr
+	listeners := "PLAINTEXT://" + b.adminAddr
+	if protocol != protoPlaintext {
+		b.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+		listeners += "," + protocol + "://" + b.addr
+	}
+	b.sec = newPerfSecurity(t, protocol, tmp)
 	b.cmd = exec.Command(bin, "server",
-		"--override", "listeners=PLAINTEXT://"+b.addr,
+		"--override", "listeners="+listeners,
 		"--override", "log.dirs="+filepath.Join(tmp, "data"),
 		"--log-level", "warn",
 	)
+	for _, kv := range append(b.sec.brokerOverrides(), overrides...) {
+		b.cmd.Args = append(b.cmd.Args, "--override", kv)
+	}
 	for _, kv := range strings.Fields(os.Getenv("SILKWORM_PERF_OVERRIDES")) {
 		b.cmd.Args = append(b.cmd.Args, "--override", kv)
 	}
@@ -358,6 +378,9 @@ func startBroker(t *testing.T) *processBroker {
 		c, err := net.DialTimeout("tcp", b.addr, time.Second)
 		if err == nil {
 			c.Close()
+			// Every listener opens at start: the data listener answering
+			// means the admin one does too.
+			b.sec.setUp(t, b.adminAddr, b.addr)
 			return b
 		}
 		select {
