@@ -117,6 +117,12 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 			p.Unwatch(wake)
 		}
 	}()
+	// An append between handleFetch's read and the watches above woke
+	// nobody: read once more now that appends wake us.
+	select {
+	case wake <- struct{}{}:
+	default: // an append already did
+	}
 	timer := time.NewTimer(time.Duration(req.MaxWaitMillis)*time.Millisecond - time.Since(r.received))
 	defer timer.Stop()
 	for {

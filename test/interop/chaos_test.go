@@ -21,6 +21,7 @@
 package interop
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -34,6 +35,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	embedcheck "github.com/silkworm/silkworm/embed/check"
 )
 
 const (
@@ -274,8 +277,13 @@ func runChaos(t *testing.T, o chaosOptions) {
 		}
 	}
 
-	logs := consumeChaos(t, ctx, c, hwm)
-	r := checkChaos(w.acked, logs)
+	rctx, rcancel := context.WithTimeout(ctx, 2*time.Minute)
+	logs, err := embedcheck.Read(rctx, []string{chaosTopic}, kgo.SeedBrokers(c.seeds()...))
+	rcancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := chaosCheck(w.acked, logs)
 	w.mu.Lock()
 	failed := 0
 	var failures []string
@@ -381,46 +389,6 @@ type chaosRecord struct {
 	Value  string
 }
 
-// consumeChaos reads every partition from the start up to its high
-// watermark.
-func consumeChaos(t *testing.T, ctx context.Context, c *processCluster, hwm map[int32]int64) map[int32][]chaosRecord {
-	t.Helper()
-	offsets := map[int32]kgo.Offset{}
-	for p := range hwm {
-		offsets[p] = kgo.NewOffset().AtStart()
-	}
-	cl := c.client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{chaosTopic: offsets}), kgo.FetchMaxWait(200*time.Millisecond))
-	logs := map[int32][]chaosRecord{}
-	next := map[int32]int64{}
-	done := func() bool {
-		for p, h := range hwm {
-			if next[p] < h {
-				return false
-			}
-		}
-		return true
-	}
-	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	for !done() {
-		fs := cl.PollFetches(rctx)
-		if rctx.Err() != nil {
-			t.Fatalf("read back: gave up at offsets %v of %v: %v", next, hwm, rctx.Err())
-		}
-		for _, e := range fs.Errors() {
-			t.Logf("read back: fetch %s-%d: %v (retrying)", e.Topic, e.Partition, e.Err)
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Offset >= hwm[r.Partition] {
-				return
-			}
-			logs[r.Partition] = append(logs[r.Partition], chaosRecord{Offset: r.Offset, Value: string(r.Value)})
-			next[r.Partition] = r.Offset + 1
-		})
-	}
-	return logs
-}
-
 // chaosReport is the outcome of checkChaos.
 type chaosReport struct {
 	read       int // records read back
@@ -428,61 +396,80 @@ type chaosReport struct {
 	lost       int // acknowledged, not read back
 	doubled    int // values read back more than once
 	misplaced  int // acknowledged at one offset, read at another
-	outOfOrder int // a producer's values out of sequence in a partition
+	outOfOrder int // read back after a value its producer sent later
 	problems   []string
 }
 
-// checkChaos compares what was read back with what was acknowledged: each
-// acknowledged value once, at the partition and offset of its
-// acknowledgement; no value twice; offsets without gaps; each producer's
-// values in increasing sequence within a partition.
+// checkChaos compares what was read back with what was acknowledged, with
+// the embed/check package: each acknowledged value once, at the partition
+// and offset of its acknowledgement, in its producer's order; no value
+// twice. It also requires offsets without gaps, which holds for the chaos
+// topic (no transactions, no compaction).
 func checkChaos(acked map[string]chaosAck, logs map[int32][]chaosRecord) chaosReport {
-	var r chaosReport
-	problem := func(format string, args ...any) {
-		if len(r.problems) < 50 {
-			r.problems = append(r.problems, fmt.Sprintf(format, args...))
-		}
-	}
-	seen := map[string][]chaosAck{}
+	var read []embedcheck.Log
 	for p, recs := range logs {
-		lastSeq := map[int]int{}
-		for i, rec := range recs {
-			r.read++
-			if rec.Offset != int64(i) {
-				problem("%s-%d: record %d has offset %d", chaosTopic, p, i, rec.Offset)
+		l := embedcheck.Log{Topic: chaosTopic, Partition: p, HighWatermark: int64(len(recs))}
+		for _, r := range recs {
+			l.Records = append(l.Records, embedcheck.Record{Topic: chaosTopic, Partition: p, Offset: r.Offset, Value: []byte(r.Value)})
+		}
+		if n := len(recs); n > 0 {
+			l.HighWatermark = recs[n-1].Offset + 1
+		}
+		read = append(read, l)
+	}
+	slices.SortFunc(read, func(a, b embedcheck.Log) int { return cmp.Compare(a.Partition, b.Partition) })
+	return chaosCheck(acked, read)
+}
+
+// chaosCheck is checkChaos on a read-back by embedcheck.Read.
+func chaosCheck(acked map[string]chaosAck, logs []embedcheck.Log) chaosReport {
+	rep := embedcheck.Compare(chaosAcked(acked), logs)
+	r := chaosReport{
+		read:       rep.Read,
+		checked:    rep.Verified,
+		lost:       rep.Count(embedcheck.Lost),
+		doubled:    rep.Count(embedcheck.Duplicated),
+		misplaced:  rep.Count(embedcheck.Misplaced),
+		outOfOrder: rep.Count(embedcheck.Reordered),
+	}
+	for _, p := range rep.Problems {
+		if len(r.problems) == 50 {
+			break
+		}
+		r.problems = append(r.problems, p.String())
+	}
+	for _, l := range logs {
+		for i, rec := range l.Records {
+			if want := l.LogStartOffset + int64(i); rec.Offset != want {
+				r.problems = append(r.problems, fmt.Sprintf("%s-%d: record %d has offset %d, want %d (a gap)", l.Topic, l.Partition, i, rec.Offset, want))
+				break
 			}
-			seen[rec.Value] = append(seen[rec.Value], chaosAck{Partition: p, Offset: rec.Offset})
-			producer, seq, ok := parseChaosValue(rec.Value)
-			if !ok {
-				problem("%s-%d@%d: foreign value %q", chaosTopic, p, rec.Offset, rec.Value)
-				continue
-			}
-			if last, ok := lastSeq[producer]; ok && seq <= last {
-				r.outOfOrder++
-				problem("%s-%d@%d: %s after sequence %d of the same producer", chaosTopic, p, rec.Offset, rec.Value, last)
-			}
-			lastSeq[producer] = seq
 		}
 	}
-	for v, at := range seen {
-		if len(at) > 1 {
-			r.doubled++
-			problem("%s read %d times, at %v", v, len(at), at)
-		}
-	}
-	for v, a := range acked {
-		at := seen[v]
-		switch {
-		case len(at) == 0:
-			r.lost++
-			problem("%s acknowledged at %s-%d@%d, not read back", v, chaosTopic, a.Partition, a.Offset)
-		case !slices.Contains(at, a):
-			r.misplaced++
-			problem("%s acknowledged at %s-%d@%d, read at %v", v, chaosTopic, a.Partition, a.Offset, at)
-		case len(at) == 1:
-			r.checked++
-		}
-	}
-	slices.Sort(r.problems)
 	return r
+}
+
+// chaosAcked is the checker's input: the acknowledged records of each
+// producer in the order it sent them (the sequence in the value), which
+// is the order franz-go acknowledged them in.
+func chaosAcked(acked map[string]chaosAck) []embedcheck.Record {
+	type ack struct {
+		producer, seq int
+		rec           embedcheck.Record
+	}
+	var acks []ack
+	for v, a := range acked {
+		producer, seq, ok := parseChaosValue(v)
+		if !ok {
+			panic(fmt.Sprintf("acknowledged value %q was not made by chaosValue", v))
+		}
+		acks = append(acks, ack{producer, seq, embedcheck.Record{Topic: chaosTopic, Partition: a.Partition, Offset: a.Offset,
+			Value: []byte(v), Producer: fmt.Sprintf("p%d", producer)}})
+	}
+	slices.SortFunc(acks, func(a, b ack) int { return cmp.Or(cmp.Compare(a.producer, b.producer), cmp.Compare(a.seq, b.seq)) })
+	out := make([]embedcheck.Record, len(acks))
+	for i, a := range acks {
+		out[i] = a.rec
+	}
+	return out
 }

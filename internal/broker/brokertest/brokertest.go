@@ -1,35 +1,42 @@
-// Package brokertest starts an in-process single-node broker for the tests
-// of packages that talk to it over the Kafka protocol (tools, bench). Only
-// tests import it.
 package brokertest
 
 import (
-	"io"
-	"log/slog"
+	"strings"
 	"testing"
 
-	"github.com/silkworm/silkworm/internal/broker"
-	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/embed"
 )
 
-// Start runs a broker on 127.0.0.1 with a kernel-chosen port and its data
-// in t.TempDir(), with the given config overrides ("key=value"), and
-// closes it when the test ends. It returns the address to bootstrap from.
+// Start runs a one-broker cluster (embed.NewCluster) on 127.0.0.1 with a
+// kernel-chosen port and its data in t.TempDir(), with the given broker
+// config overrides ("key=value", Kafka's server.properties keys, applied
+// after embed's defaults), and closes it when the test ends. It returns
+// the address to bootstrap from.
 func Start(t testing.TB, overrides ...string) string {
 	t.Helper()
-	props := append([]string{"listeners=PLAINTEXT://127.0.0.1:0", "log.dirs=" + t.TempDir()}, overrides...)
-	cfg, err := config.Load("", props)
+	return Cluster(t, overrides...).Addr(1)
+}
+
+// Cluster is Start returning the cluster itself, for tests that need
+// its data dir or its faults.
+func Cluster(t testing.TB, overrides ...string) *embed.Cluster {
+	t.Helper()
+	opts := []embed.Option{embed.Dir(t.TempDir())}
+	for _, o := range overrides {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok {
+			t.Fatalf("brokertest: override %q is not key=value", o)
+		}
+		opts = append(opts, embed.BrokerConfig(k, v))
+	}
+	c, err := embed.NewCluster(opts...)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("brokertest: start broker: %v", err)
 	}
-	b, err := broker.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		b.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b.Addr()
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("brokertest: close broker: %v", err)
+		}
+	})
+	return c
 }

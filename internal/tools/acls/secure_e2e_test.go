@@ -22,12 +22,14 @@ import (
 // a SCRAM user and grants ACLs; that user (SCRAM-SHA-512) and another one
 // (an unsecured OAUTHBEARER token) may then do exactly what the ACLs allow.
 func TestSecureClusterBroker(t *testing.T) {
+	// The broker's one listener, named PLAINTEXT by the embedded
+	// cluster, speaks SASL_PLAINTEXT: Kafka lets a listener's name and
+	// its security protocol differ.
 	addr := brokertest.Start(t,
-		"listeners=SASL_PLAINTEXT://127.0.0.1:0",
-		"security.inter.broker.protocol=SASL_PLAINTEXT",
+		"listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT",
 		"sasl.mechanism.inter.broker.protocol=PLAIN",
 		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512,OAUTHBEARER",
-		`listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`,
+		`listener.name.plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret";`,
 		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users=User:admin")
 	requireACLAPIs(t, addr, kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()))

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,33 +13,16 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/silkworm/silkworm/internal/broker"
-	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/broker/brokertest"
 )
 
 // TestDumpBrokerSegments dumps the segment files an in-process broker wrote
 // for 12 records produced one batch each, with an index entry per batch.
 func TestDumpBrokerSegments(t *testing.T) {
 	const n = 12
-	dir := t.TempDir()
-	cfg, err := config.Load("", []string{"listeners=PLAINTEXT://127.0.0.1:0", "log.dirs=" + dir, "log.index.interval.bytes=1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := broker.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	closed := false
-	defer func() {
-		if !closed {
-			b.Close()
-		}
-	}()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("dump"), kgo.AllowAutoTopicCreation())
+	c := brokertest.Cluster(t, "log.index.interval.bytes=1")
+	dir := c.DataDir(1)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.DefaultProduceTopic("dump"), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +37,10 @@ func TestDumpBrokerSegments(t *testing.T) {
 		}
 	}
 	cl.Close()
-	b.Close()
-	closed = true
+	// A controlled shutdown: the segments are complete on disk.
+	if err := c.Stop(1); err != nil {
+		t.Fatal(err)
+	}
 
 	seg := filepath.Join(dir, "dump-0", "00000000000000000000")
 	dump := func(args ...string) (string, string) {
