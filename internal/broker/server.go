@@ -100,7 +100,7 @@ func (s *server) acceptLoop(bl *boundListener) {
 			s.b.log.Error("accept", "listener", bl.sec.name, "err", err)
 			return
 		}
-		if tc, ok := nc.(*net.TCPConn); ok {
+		if tc, ok := nc.(socketBuffers); ok {
 			if n := s.b.cfg.SocketSendBufferBytes; n > 0 {
 				_ = tc.SetWriteBuffer(n)
 			}
@@ -122,6 +122,13 @@ func (s *server) acceptLoop(bl *boundListener) {
 		s.goTracked(c.writeLoop)
 		s.goTracked(c.readLoop)
 	}
+}
+
+// socketBuffers is what a connection offers to size its kernel buffers:
+// a *net.TCPConn, or a wrapper of one (an embedded cluster's network).
+type socketBuffers interface {
+	SetReadBuffer(bytes int) error
+	SetWriteBuffer(bytes int) error
 }
 
 // ioLoop is one of num.io.threads request handlers.

@@ -216,7 +216,8 @@ var supportedBrokerKeys = func() map[string]bool {
 	// Keys read by name (Broker.Value) where they are used.
 	for _, k := range []string{"log.cleaner.enable", "log.cleaner.threads", "log.cleaner.backoff.ms",
 		"log.cleaner.dedupe.buffer.size", "replica.socket.receive.buffer.bytes", "metadata.log.dir",
-		"leader.imbalance.check.interval.seconds", "leader.imbalance.per.broker.percentage"} {
+		"leader.imbalance.check.interval.seconds", "leader.imbalance.per.broker.percentage",
+		"controller.quorum.election.timeout.ms"} {
 		m[k] = true
 	}
 	for _, k := range securityKeys {

@@ -183,7 +183,7 @@ func newFetcher(m *Manager, key fetcherKey) (*fetcher, error) {
 			if err != nil {
 				return nil, err
 			}
-			if tc, ok := c.(*net.TCPConn); ok && rcvbuf > 0 {
+			if tc, ok := c.(interface{ SetReadBuffer(int) error }); ok && rcvbuf > 0 {
 				_ = tc.SetReadBuffer(rcvbuf)
 			}
 			if tlsCfg == nil {
