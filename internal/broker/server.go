@@ -114,7 +114,8 @@ func (s *server) acceptLoop(bl *boundListener) {
 			c.sasl = saslStart
 		}
 		if bl.sec.usesTLS() {
-			c.nc = tls.Server(nc, bl.sec.tls.Load().Config())
+			c.batch = &batchConn{Conn: nc}
+			c.nc = tls.Server(c.batch, bl.sec.tls.Load().Config())
 		}
 		s.mu.Lock()
 		s.conns[c] = struct{}{}
@@ -165,6 +166,7 @@ type conn struct {
 	mutedUntil  atomic.Int64  // quota throttle (KIP-219): read nothing before it (unix ns)
 	closeAfter  bool          // the last response is queued: close once it is written
 	written     chan struct{} // writeLoop signals each response written
+	batch       *batchConn    // under the TLS connection: one write per response
 
 	out  chan *wire.Response // responses, in request order
 	done chan struct{}       // closed when the connection is finished
@@ -496,7 +498,14 @@ func (c *conn) writeLoop() {
 			if resp == nil {
 				return
 			}
-			if err := resp.Write(c.nc); err != nil {
+			if c.batch != nil {
+				c.batch.begin()
+			}
+			err := resp.Write(c.nc)
+			if c.batch != nil {
+				err = errors.Join(err, c.batch.end())
+			}
+			if err != nil {
 				return
 			}
 			select {
