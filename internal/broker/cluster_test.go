@@ -249,7 +249,7 @@ func testReplicatesAndFailsOver(t *testing.T, tc *testCluster) {
 // the metadata log before it acts on it, so no log looks like a stray.
 func TestClusterFullRestartKeepsData(t *testing.T) {
 	tc := newTestCluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
 	defer cancel()
 	adm := kadm.NewClient(tc.client())
 	for _, name := range []string{"before-a", "before-b"} {

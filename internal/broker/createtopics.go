@@ -7,7 +7,9 @@ package broker
 // one request gets one INVALID_REQUEST entry; illegal names
 // INVALID_TOPIC_EXCEPTION; a manual ReplicaAssignment requires
 // NumPartitions and ReplicationFactor of -1, partitions numbered 0..n-1,
-// the same replica count everywhere, and (single node) only this broker;
+// the same replica count everywhere, only registered brokers and at least
+// one active broker per partition; the replicas are then placed exactly as
+// listed, the first being the preferred leader;
 // -1 partitions or replication factor take num.partitions and
 // default.replication.factor; configs are validated like Kafka's
 // LogConfig (INVALID_CONFIG naming the first bad key); an existing topic
@@ -163,7 +165,7 @@ func (b *Broker) createTopicFromRequest(cfg *config.Broker, version int16, rt *k
 	if other := collidingTopic(im, rt.Topic); other != "" {
 		return fail(newAPIError(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", rt.Topic, other))
 	}
-	partitions, rf, e := b.checkTopicLayout(im, rt)
+	partitions, rf, assignment, e := b.checkTopicLayout(im, rt)
 	if e != nil {
 		return fail(e)
 	}
@@ -172,10 +174,21 @@ func (b *Broker) createTopicFromRequest(cfg *config.Broker, version int16, rt *k
 		return fail(e)
 	}
 	if !validateOnly {
-		t, err := b.meta.CreateTopic(rt.Topic, partitions, rf, overrides)
+		var t *metadata.Topic
+		var err error
+		if assignment != nil {
+			t, err = b.meta.CreateTopicWithAssignment(rt.Topic, assignment, overrides)
+		} else {
+			t, err = b.meta.CreateTopic(rt.Topic, partitions, rf, overrides)
+		}
 		if err != nil {
-			if errors.Is(err, metadata.ErrTopicExists) {
+			switch {
+			case errors.Is(err, metadata.ErrTopicExists):
 				return fail(newAPIError(kerr.TopicAlreadyExists, "Topic '%s' already exists.", rt.Topic))
+			case errors.Is(err, metadata.ErrInvalidReplicaAssignment):
+				// The controller's check raced a fencing: its message is Kafka's.
+				msg := strings.TrimPrefix(err.Error(), metadata.ErrInvalidReplicaAssignment.Error()+": ")
+				return fail(newAPIError(kerr.InvalidReplicaAssignment, "%s", msg))
 			}
 			return fail(toAPIError(err))
 		}
@@ -217,44 +230,53 @@ func collidingTopic(im *metadata.Image, name string) string {
 
 // checkTopicLayout checks the partition count, replication factor and
 // manual assignment of a topic to create, and returns the partition count
-// and replication factor to use.
-func (b *Broker) checkTopicLayout(im *metadata.Image, rt *kmsg.CreateTopicsRequestTopic) (int32, int16, *apiError) {
+// and replication factor to use and, for a manual assignment, the replica
+// list of each partition in partition order (nil otherwise).
+func (b *Broker) checkTopicLayout(im *metadata.Image, rt *kmsg.CreateTopicsRequestTopic) (int32, int16, [][]int32, *apiError) {
 	if len(rt.ReplicaAssignment) > 0 {
 		if rt.ReplicationFactor != -1 {
-			return 0, 0, newAPIError(kerr.InvalidRequest,
+			return 0, 0, nil, newAPIError(kerr.InvalidRequest,
 				"A manual partition assignment was specified, but replication factor was not set to -1.")
 		}
 		if rt.NumPartitions != -1 {
-			return 0, 0, newAPIError(kerr.InvalidRequest,
+			return 0, 0, nil, newAPIError(kerr.InvalidRequest,
 				"A manual partition assignment was specified, but numPartitions was not set to -1.")
 		}
-		parts := map[int32]bool{}
+		parts := map[int32][]int32{}
 		rf := -1
 		for _, a := range rt.ReplicaAssignment {
-			if parts[a.Partition] {
-				return 0, 0, newAPIError(kerr.InvalidReplicaAssignment,
+			if _, ok := parts[a.Partition]; ok {
+				return 0, 0, nil, newAPIError(kerr.InvalidReplicaAssignment,
 					"Found multiple manual partition assignments for partition %d", a.Partition)
 			}
-			parts[a.Partition] = true
+			parts[a.Partition] = a.Replicas
 			if e := checkManualAssignment(im, a.Replicas, rf); e != nil {
-				return 0, 0, e
+				return 0, 0, nil, e
 			}
 			rf = len(a.Replicas)
-		}
-		for i := range int32(len(parts)) {
-			if !parts[i] {
-				return 0, 0, newAPIError(kerr.InvalidReplicaAssignment,
-					"partitions should be a consecutive 0-based integer sequence")
+			if !slices.ContainsFunc(a.Replicas, func(id int32) bool { return brokerActive(im, id) }) {
+				return 0, 0, nil, newAPIError(kerr.InvalidReplicaAssignment,
+					"All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.",
+					a.Partition)
 			}
 		}
-		return int32(len(parts)), int16(rf), nil
+		assignment := make([][]int32, len(parts))
+		for i := range assignment {
+			replicas, ok := parts[int32(i)]
+			if !ok {
+				return 0, 0, nil, newAPIError(kerr.InvalidReplicaAssignment,
+					"partitions should be a consecutive 0-based integer sequence")
+			}
+			assignment[i] = slices.Clone(replicas)
+		}
+		return int32(len(parts)), int16(rf), assignment, nil
 	}
 	if rt.ReplicationFactor < -1 || rt.ReplicationFactor == 0 {
-		return 0, 0, newAPIError(kerr.InvalidReplicationFactor,
+		return 0, 0, nil, newAPIError(kerr.InvalidReplicationFactor,
 			"Replication factor must be larger than 0, or -1 to use the default value.")
 	}
 	if rt.NumPartitions < -1 || rt.NumPartitions == 0 {
-		return 0, 0, newAPIError(kerr.InvalidPartitions,
+		return 0, 0, nil, newAPIError(kerr.InvalidPartitions,
 			"Number of partitions was set to an invalid non-positive value.")
 	}
 	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
@@ -265,11 +287,18 @@ func (b *Broker) checkTopicLayout(im *metadata.Image, rt *kmsg.CreateTopicsReque
 		rf = int16(b.cfg.DefaultReplicationFactor)
 	}
 	if int(rf) > len(im.Brokers) {
-		return 0, 0, newAPIError(kerr.InvalidReplicationFactor,
+		return 0, 0, nil, newAPIError(kerr.InvalidReplicationFactor,
 			"Unable to replicate the partition %d time(s): The target replication factor of %d cannot be reached because only %d broker(s) are registered.",
 			rf, rf, len(im.Brokers))
 	}
-	return partitions, rf, nil
+	return partitions, rf, nil, nil
+}
+
+// brokerActive reports whether broker id is registered, unfenced and not
+// in controlled shutdown (Kafka's ClusterControlManager.isActive).
+func brokerActive(im *metadata.Image, id int32) bool {
+	br := im.BrokerByID(id)
+	return br != nil && !br.Fenced && !br.InControlledShutdown
 }
 
 // checkManualAssignment applies Kafka's rules to one partition's replica

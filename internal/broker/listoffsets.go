@@ -4,7 +4,11 @@ package broker
 //
 // Timestamps: -1 latest (the high watermark, or the last stable offset
 // under read_committed), -2
-// earliest (log start offset), -3 max timestamp (v7+), -4 earliest local
+// earliest (log start offset), -3 max timestamp (v7+: as Kafka 3.8+,
+// KAFKA-16310, the offset of the first record holding the largest timestamp,
+// with the leader epoch of its batch, or -1 when that record is not below the
+// high watermark, or the last stable offset under read_committed), -4
+// earliest local
 // (v8+, the log start offset: no tiered storage). A timestamp >= 0 finds
 // the first record whose timestamp is at or after it, using the time index
 // and then the records of the one batch found.
@@ -84,7 +88,22 @@ func handleListOffsets(b *Broker, r *request) {
 				case -2, -4:
 					sp.Offset = p.Log.LogStartOffset()
 				case -3:
-					sp.Offset, sp.Timestamp = p.Log.MaxTimestamp()
+					// KAFKA-16310: the first record holding the largest
+					// timestamp, with its batch's leader epoch, if a
+					// consumer may read it.
+					limit := p.HighWatermark()
+					if req.IsolationLevel == 1 {
+						limit = p.LastStableOffset()
+					}
+					off, ts, batchEpoch, err := p.Log.MaxTimestamp()
+					switch {
+					case err != nil:
+						sp.ErrorCode = errorCode(err)
+					case off >= 0 && off < limit:
+						sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, batchEpoch
+					}
+					st.Partitions = append(st.Partitions, sp)
+					continue
 				default:
 					if rp.Timestamp < 0 {
 						sp.ErrorCode = kerr.InvalidRequest.Code

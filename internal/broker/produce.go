@@ -18,7 +18,10 @@ package broker
 // INVALID_PRODUCER_EPOCH) and open a transaction in the partition, which
 // holds the last stable offset back until its marker. Whether the
 // partition was added to the transaction is not verified (KIP-890).
-// Control batches from clients get INVALID_RECORD.
+// Control batches from clients get INVALID_RECORD. Keyless records sent to
+// a compacted topic get INVALID_RECORD naming each one in record_errors
+// (v8+, KIP-467), with Kafka's LogValidator messages; the batch is refused
+// whole.
 //
 // A failed partition answers base offset -1, as Kafka. From v10 (KIP-951)
 // a NOT_LEADER_OR_FOLLOWER answer names the current leader and epoch, and
@@ -29,6 +32,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -148,6 +152,12 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 		RequireKeys:          cfg.Compacted(),
 		MaxUncompressedBytes: maxUncompressed(int32(cfg.MaxMessageBytes)),
 	})
+	if ire := (*record.InvalidRecordsError)(nil); errors.As(err, &ire) {
+		sp.ErrorRecords, sp.ErrorMessage = recordErrors(topic, rp.Partition, ire)
+		sp.BaseOffset, sp.ErrorCode = -1, kerr.InvalidRecord.Code
+		sp.LogStartOffset = p.Log.LogStartOffset()
+		return sp, produceWait{}
+	}
 	if err != nil {
 		msg := err.Error()
 		return fail(errorCode(err), msg)
@@ -187,6 +197,27 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 		return sp, produceWait{p: p, target: res.LastOffset + 1, minISR: minISR}
 	}
 	return sp, produceWait{}
+}
+
+// recordErrors builds the record_errors and error_message of a partition
+// whose batch has records a rule refuses (KIP-467), with the texts of
+// Kafka's LogValidator: validateKey's message per keyless record, and
+// processRecordErrors' summary showing the first three.
+func recordErrors(topic string, part int32, e *record.InvalidRecordsError) ([]kmsg.ProduceResponseTopicPartitionErrorRecord, *string) {
+	msg := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d.", topic, part)
+	out := make([]kmsg.ProduceResponseTopicPartitionErrorRecord, 0, len(e.NullKeys))
+	var shown []string
+	for _, idx := range e.NullKeys {
+		re := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+		re.RelativeOffset, re.ErrorMessage = idx, kmsg.StringPtr(msg)
+		out = append(out, re)
+		if len(shown) < 3 {
+			shown = append(shown, fmt.Sprintf("RecordError(batchIndex=%d, message='%s')", idx, msg))
+		}
+	}
+	summary := fmt.Sprintf("One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [%s]",
+		len(out), strings.Join(shown, ", "))
+	return out, &summary
 }
 
 // produceCurrentLeaders fills, for every NOT_LEADER_OR_FOLLOWER partition,

@@ -31,6 +31,10 @@ type request struct {
 	Broker     *Broker           `json:"broker,omitempty"`
 	RaftAddr   string            `json:"raft_addr,omitempty"`
 
+	// Assignment is a create_topic's manual replica assignment, one
+	// replica list per partition; nil lets the controller place them.
+	Assignment [][]int32 `json:"assignment,omitempty"`
+
 	Alter    *alterPartitionRecord `json:"alter,omitempty"`
 	Elect    *electLeadersRecord   `json:"elect,omitempty"`
 	Reassign []Reassignment        `json:"reassign,omitempty"`
@@ -173,6 +177,17 @@ func (c *controller) handle(req *request) (any, error) {
 	case opCreateTopic:
 		if _, ok := im.Topics[req.Name]; ok {
 			return nil, fmt.Errorf("%w: topic '%s' already exists", ErrTopicExists, req.Name)
+		}
+		if req.Assignment != nil {
+			t, err := manualTopic(im, req.Name, req.Assignment, req.Configs)
+			if err != nil {
+				return nil, err
+			}
+			v, err := q.applyRecord(&record{Type: recCreateTopic, Topic: t})
+			if err == nil {
+				c.waitPropagated(q.image.Load().Epoch)
+			}
+			return v, err
 		}
 		if req.Partitions <= 0 {
 			return nil, fmt.Errorf("%w: number of partitions must be larger than 0", ErrInvalidPartitions)
@@ -371,6 +386,41 @@ func (c *controller) heartbeat(im *Image, id int32) error {
 }
 
 // liveBrokers returns the brokers that may receive new replicas.
+// manualTopic builds a topic to create from a manual replica assignment,
+// with the checks of Kafka's ReplicationControlManager.createTopic that
+// need the image: every broker registered and at most once per list, and
+// at least one of them neither fenced nor in controlled shutdown.
+func manualTopic(im *Image, name string, assignment [][]int32, configs map[string]string) (*Topic, error) {
+	if len(assignment) == 0 {
+		return nil, fmt.Errorf("%w: number of partitions must be larger than 0", ErrInvalidPartitions)
+	}
+	t := &Topic{Name: name, ID: NewTopicID(), Configs: configs}
+	for i, replicas := range assignment {
+		if len(replicas) == 0 {
+			return nil, fmt.Errorf("%w: The manual partition assignment includes an empty replica list.", ErrInvalidReplicaAssignment)
+		}
+		live := false
+		for j, r := range replicas {
+			b := im.BrokerByID(r)
+			if b == nil {
+				return nil, fmt.Errorf("%w: The manual partition assignment includes broker %d, but no such broker is registered.",
+					ErrInvalidReplicaAssignment, r)
+			}
+			if slices.Contains(replicas[:j], r) {
+				return nil, fmt.Errorf("%w: The manual partition assignment includes the broker %d more than once.",
+					ErrInvalidReplicaAssignment, r)
+			}
+			live = live || (!b.Fenced && !b.InControlledShutdown)
+		}
+		if !live {
+			return nil, fmt.Errorf("%w: All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.",
+				ErrInvalidReplicaAssignment, i)
+		}
+		t.Partitions = append(t.Partitions, Partition{Partition: int32(i), Replicas: slices.Clone(replicas)})
+	}
+	return t, nil
+}
+
 func liveBrokers(im *Image) []Broker {
 	var out []Broker
 	for _, b := range im.Brokers {

@@ -125,6 +125,29 @@ func (s *Local) CreateTopic(name string, partitions int32, replicationFactor int
 	return t, nil
 }
 
+// CreateTopicWithAssignment creates a topic from a manual replica
+// assignment, which on a single node may name only this node.
+func (s *Local) CreateTopicWithAssignment(name string, assignment [][]int32, configs map[string]string) (*Topic, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.image.Topics[name]; ok {
+		return nil, fmt.Errorf("%w: topic '%s' already exists", ErrTopicExists, name)
+	}
+	t, err := manualTopic(s.image, name, assignment, configs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range t.Partitions {
+		t.Partitions[i] = s.newPartitionLocked(int32(i))
+	}
+	im := s.image.clone()
+	im.Topics[name] = t
+	if err := s.publishLocked(im); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 func (s *Local) newPartitionLocked(i int32) Partition {
 	return Partition{Partition: i, Replicas: []int32{s.nodeID}, ISR: []int32{s.nodeID}, Leader: s.nodeID}
 }

@@ -554,6 +554,12 @@ func (q *Quorum) CreateTopic(name string, partitions int32, replicationFactor in
 	return call[*Topic](q, &request{Op: opCreateTopic, Name: name, Partitions: partitions, RF: replicationFactor, Configs: configs})
 }
 
+// CreateTopicWithAssignment creates a topic with the replicas of each
+// partition exactly as assignment lists them; see Store.
+func (q *Quorum) CreateTopicWithAssignment(name string, assignment [][]int32, configs map[string]string) (*Topic, error) {
+	return call[*Topic](q, &request{Op: opCreateTopic, Name: name, Assignment: assignment, Configs: configs})
+}
+
 // DeleteTopic removes a topic.
 func (q *Quorum) DeleteTopic(name string) error {
 	_, err := call[any](q, &request{Op: opDeleteTopic, Name: name})

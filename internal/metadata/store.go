@@ -12,6 +12,13 @@ type Store interface {
 	// fn must not call the store's change methods.
 	Subscribe(fn func(*Image))
 	CreateTopic(name string, partitions int32, replicationFactor int16, configs map[string]string) (*Topic, error)
+	// CreateTopicWithAssignment creates a topic whose partition i has
+	// exactly the replicas assignment[i], in that order: the first is
+	// the preferred leader, and the leader is the first that is live (as
+	// Kafka's manual replica assignment in CreateTopics). It fails with
+	// ErrInvalidReplicaAssignment when a list is empty, repeats or names
+	// an unregistered broker, or has no live broker.
+	CreateTopicWithAssignment(name string, assignment [][]int32, configs map[string]string) (*Topic, error)
 	DeleteTopic(name string) error
 	CreatePartitions(name string, count int32) error
 	SetTopicConfigs(name string, configs map[string]string) error

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -610,5 +611,30 @@ func TestVarints(t *testing.T) {
 	}
 	if _, n := readVarlong([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}, 0); n != -1 {
 		t.Fatal("readVarlong accepted a 65-bit value")
+	}
+}
+
+func TestValidateNamesEveryKeylessRecord(t *testing.T) {
+	// Records 0 and 2 have no key, 1 and 3 have one.
+	recs := append(append(rawRecord(recordBody(0, -1, 1, "v", 0)), rawRecord(recordBody(1, 1, "k", 1, "v", 0))...),
+		append(rawRecord(recordBody(2, -1, 1, "v", 0)), rawRecord(recordBody(3, 1, "k", -1, 0))...)...)
+	for _, c := range allCodecs {
+		b := rawBatch(t, c, 4, recs)
+		_, err := Validate(b, ValidateOptions{RequireKeys: true})
+		var ire *InvalidRecordsError
+		if !errors.As(err, &ire) || !errors.Is(err, ErrInvalidRecord) {
+			t.Fatalf("%s: Validate error = %v, want an *InvalidRecordsError wrapping ErrInvalidRecord", c, err)
+		}
+		if !slices.Equal(ire.NullKeys, []int32{0, 2}) {
+			t.Fatalf("%s: null keys at %v, want [0 2]", c, ire.NullKeys)
+		}
+		if _, err := Validate(b, ValidateOptions{}); err != nil {
+			t.Fatalf("%s: without RequireKeys: %v", c, err)
+		}
+	}
+	// Corruption after a keyless record wins, as in Kafka's iteration.
+	bad := rawBatch(t, 0, 2, append(rawRecord(recordBody(0, -1, 1, "v", 0)), rawRecord(recordBody(1, -2, -1, 0))...))
+	if _, err := Validate(bad, ValidateOptions{RequireKeys: true}); !errors.Is(err, ErrCorruptMessage) {
+		t.Fatalf("keyless then corrupt: %v, want ErrCorruptMessage", err)
 	}
 }

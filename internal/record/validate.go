@@ -86,7 +86,9 @@ type Info struct {
 // exactly one batch. It allocates nothing for an uncompressed batch and never
 // keeps batch. Errors wrap ErrCorruptMessage, ErrInvalidRecord,
 // ErrUnsupportedCompression, ErrUnsupportedVersion or ErrTooLarge; a batch
-// cut short also matches ErrShortBatch.
+// cut short also matches ErrShortBatch. Records refused by a rule rather
+// than malformed (keyless ones with RequireKeys) are reported together, as
+// an *InvalidRecordsError, once the whole batch has been walked.
 func Validate(batch []byte, opts ValidateOptions) (Info, error) {
 	if len(batch) < HeaderSize {
 		return Info{}, fmt.Errorf("%w: %w: %d bytes, a v2 header needs %d", ErrCorruptMessage, ErrShortBatch, len(batch), HeaderSize)
@@ -204,6 +206,7 @@ func walkRecords(b []byte, opts *ValidateOptions, info *Info) error {
 		gaps     = opts.AllowOffsetGaps
 		keys     = opts.RequireKeys
 		lastOff  = info.LastOffsetDelta
+		nullKeys []int32 // batch indexes of keyless records, with RequireKeys
 	)
 	for pos < len(b) {
 		if n >= count {
@@ -262,7 +265,10 @@ func walkRecords(b []byte, opts *ValidateOptions, info *Info) error {
 				return recordErr(ErrCorruptMessage, n, "key length %d", keyLen)
 			}
 			if keys {
-				return recordErr(ErrInvalidRecord, n, "null key in a compacted topic")
+				// Kafka names every keyless record (KIP-467), so the
+				// walk goes on; structural corruption found later
+				// still wins.
+				nullKeys = append(nullKeys, n)
 			}
 		} else {
 			if int(keyLen) > len(r)-i {
@@ -324,12 +330,34 @@ func walkRecords(b []byte, opts *ValidateOptions, info *Info) error {
 	if n != count {
 		return fmt.Errorf("%w: header announces %d records, found %d", ErrCorruptMessage, count, n)
 	}
+	if nullKeys != nil {
+		return &InvalidRecordsError{NullKeys: nullKeys}
+	}
 	if n > 0 {
 		info.MinTimestamp = info.FirstTimestamp + minDelta
 		info.MaxTimestamp = info.FirstTimestamp + maxDelta
 	}
 	return nil
 }
+
+// InvalidRecordsError is Validate's error for a well-formed batch some of
+// whose records a rule refuses: with RequireKeys, the records without a key.
+// It names each by its index in the batch (counted from 0), so that a
+// broker can answer Produce v8+ with one record error per record (KIP-467),
+// as Kafka's LogValidator does. It unwraps to ErrInvalidRecord.
+type InvalidRecordsError struct {
+	// NullKeys are the batch indexes of the records with a null key, in
+	// batch order.
+	NullKeys []int32
+}
+
+func (e *InvalidRecordsError) Error() string {
+	return fmt.Sprintf("%s: %d record(s) with a null key in a compacted topic, first at batch index %d",
+		ErrInvalidRecord, len(e.NullKeys), e.NullKeys[0])
+}
+
+// Unwrap returns ErrInvalidRecord.
+func (e *InvalidRecordsError) Unwrap() error { return ErrInvalidRecord }
 
 func recordErr(sentinel error, n int32, format string, args ...any) error {
 	return fmt.Errorf("%w: record %d: %s", sentinel, n, fmt.Sprintf(format, args...))

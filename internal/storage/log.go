@@ -951,19 +951,38 @@ func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, found
 	return -1, -1, false, nil
 }
 
-// MaxTimestamp returns the largest batch timestamp in the log and the last
-// offset of the batch holding it (-1, -1 when empty), for ListOffsets -3.
-func (l *Log) MaxTimestamp() (offset int64, timestamp int64) {
+// MaxTimestamp answers ListOffsets MAX_TIMESTAMP (-3) as Kafka 3.8+ does
+// (KAFKA-16310): the largest timestamp in the log, the offset of the first
+// record that holds it, and the partition leader epoch of its batch (-1 when
+// the batch has none). All are -1 when the log holds no record at or after
+// its log start offset.
+//
+// Only the segment stats are kept on append (the largest batch MaxTimestamp
+// and the last offset of the first batch holding it, as the time index
+// needs): the record is found here by decoding that one batch, a rare
+// request's cost that keeps record decoding off the produce path. Ties go to
+// the earliest segment and batch. Safe for concurrent use.
+func (l *Log) MaxTimestamp() (offset, timestamp int64, epoch int32, err error) {
+	if err := l.offlineErr(); err != nil {
+		return -1, -1, -1, err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	offset, timestamp = -1, -1
 	lso := l.logStartOffset.Load()
+	var seg *segment
 	for _, s := range l.segments() {
-		if s.maxTimestamp > timestamp && s.offsetOfMaxTimestamp >= lso {
-			offset, timestamp = s.offsetOfMaxTimestamp, s.maxTimestamp
+		if s.maxTimestamp >= 0 && s.offsetOfMaxTimestamp >= lso && (seg == nil || s.maxTimestamp > seg.maxTimestamp) {
+			seg = s
 		}
 	}
-	return offset, timestamp
+	if seg == nil {
+		return -1, -1, -1, nil
+	}
+	offset, timestamp, epoch, err = seg.offsetOfMaxTimestampRecord()
+	if err != nil {
+		return -1, -1, -1, fmt.Errorf("max timestamp of %s: %w", l.tp, err)
+	}
+	return offset, timestamp, epoch, nil
 }
 
 // LeaderEpochs returns a copy of the leader epoch cache.

@@ -409,8 +409,8 @@ func TestOffsetForTimestamp(t *testing.T) {
 				t.Fatalf("OffsetForTimestamp(%d) = %d, %d, %v, %v; want %d, %d, %v", c.ts, off, ts, found, err, c.off, c.maxTs, c.found)
 			}
 		}
-		if off, ts := l.MaxTimestamp(); off != 299 || ts != 10902 {
-			t.Fatalf("MaxTimestamp = %d, %d", off, ts)
+		if off, ts, epoch, err := l.MaxTimestamp(); off != 299 || ts != 10902 || epoch != 3 || err != nil {
+			t.Fatalf("MaxTimestamp = %d, %d, epoch %d, %v; want 299, 10902, epoch 3", off, ts, epoch, err)
 		}
 	})
 }
@@ -498,4 +498,33 @@ func TestFollowerAppend(t *testing.T) {
 	if got := l.LeaderEpochs(); len(got) != 1 || got[0] != (EpochEntry{7, 100}) {
 		t.Fatalf("epochs %v", got)
 	}
+}
+
+// TestMaxTimestampFindsTheRecord: MAX_TIMESTAMP names the first record
+// holding the largest timestamp, inside a compressed batch too, with its
+// batch's leader epoch; ties go to the earliest batch.
+func TestMaxTimestampFindsTheRecord(t *testing.T) {
+	forAllConfigs(t, func(t *testing.T, e *testEnv) {
+		m, l := e.openLog()
+		defer m.Close()
+		if off, ts, epoch, err := l.MaxTimestamp(); off != -1 || ts != -1 || epoch != -1 || err != nil {
+			t.Fatalf("empty log: MaxTimestamp = %d, %d, %d, %v; want -1s", off, ts, epoch, err)
+		}
+		batch := func(c record.Compression, deltas ...int64) []byte {
+			var recs []record.Record
+			for _, d := range deltas {
+				recs = append(recs, record.Record{TimestampDelta: d, Value: []byte("value")})
+			}
+			return record.BuildBatch(record.BuildOptions{Compression: c, FirstTimestamp: 1000}, recs)
+		}
+		// Offsets 0-2, 3-6 (max 1900 at 4 and 6), 7-8 (ties at 1900, later).
+		for i, b := range [][]byte{batch(0, 0, 10, 20), batch(record.CompressionZstd, 5, 900, 3, 900), batch(0, 900, 1)} {
+			if _, err := l.Append(b, AppendOptions{AssignOffsets: true, LeaderEpoch: int32(2 + i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if off, ts, epoch, err := l.MaxTimestamp(); off != 4 || ts != 1900 || epoch != 3 || err != nil {
+			t.Fatalf("MaxTimestamp = %d, %d, epoch %d, %v; want 4, 1900, epoch 3", off, ts, epoch, err)
+		}
+	})
 }

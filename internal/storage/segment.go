@@ -218,6 +218,51 @@ func (s *segment) findBatch(offset, limit int64, buf []byte) (batchBounds, bool,
 	return batchBounds{}, false, nil
 }
 
+// offsetOfMaxTimestampRecord finds the first batch, from the index entry
+// at or before offsetOfMaxTimestamp, whose MaxTimestamp is the segment's,
+// and returns the offset of its first record with that timestamp (the
+// batch's first record for a LogAppendTime batch, whose records all carry
+// MaxTimestamp), the timestamp, and the batch's partition leader epoch (-1
+// if unset). Called with Log.mu held.
+func (s *segment) offsetOfMaxTimestampRecord() (int64, int64, int32, error) {
+	size := s.size.Load()
+	buf := make([]byte, batchPrefix)
+	b, found, err := s.findBatch(s.offsetOfMaxTimestamp, size, buf)
+	if err != nil {
+		return -1, -1, -1, err
+	}
+	// findBatch stops at the batch holding offsetOfMaxTimestamp; batches
+	// between the index entry and it cannot hold a larger timestamp.
+	if !found || b.maxTimestamp != s.maxTimestamp {
+		return -1, -1, -1, fmt.Errorf("%s: no batch at offset %d has the segment's max timestamp %d: %w",
+			s.log.Name(), s.offsetOfMaxTimestamp, s.maxTimestamp, ErrCorrupt)
+	}
+	epoch := max(b.epoch, -1)
+	batch := make([]byte, b.size)
+	if _, err := s.log.ReadAt(batch, b.pos); err != nil {
+		return -1, -1, -1, fmt.Errorf("read %s at %d: %w", s.log.Name(), b.pos, err)
+	}
+	h, err := record.ParseHeader(batch)
+	if err != nil {
+		return -1, -1, -1, fmt.Errorf("%s: batch at %d: %w", s.log.Name(), b.pos, err)
+	}
+	if h.Attributes&record.AttrTimestampLogAppend != 0 {
+		return b.baseOffset, b.maxTimestamp, epoch, nil
+	}
+	recs, err := record.Records(batch, 0)
+	if err != nil {
+		return -1, -1, -1, fmt.Errorf("%s: batch at %d: %w", s.log.Name(), b.pos, err)
+	}
+	for _, r := range recs {
+		if h.FirstTimestamp+r.TimestampDelta == b.maxTimestamp {
+			return b.baseOffset + int64(r.OffsetDelta), b.maxTimestamp, epoch, nil
+		}
+	}
+	// A header whose MaxTimestamp no record holds (not written by a v2
+	// producer): Kafka finds no record and answers none.
+	return -1, -1, -1, nil
+}
+
 // recover validates every batch of the segment (header sanity, magic 2,
 // CRC-32C, increasing offsets), truncates the file at the first bad one and
 // rebuilds both indexes. It returns the bytes truncated and the batches seen

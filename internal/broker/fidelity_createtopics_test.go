@@ -1,0 +1,106 @@
+package broker
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestFidelityCreateTopicsManualAssignmentIsPlacedAsAsked: Kafka places
+// the replicas of a manual assignment exactly as listed, the first replica
+// leading (ReplicationControlManager.createTopic).
+func TestFidelityCreateTopicsManualAssignmentIsPlacedAsAsked(t *testing.T) {
+	tc := newTestCluster(t, 3)
+	ctx := testCtx(t)
+	cl := tc.client()
+
+	want := [][]int32{{3, 1}, {2, 3}, {1, 2}, {3, 2}, {2, 1}, {1, 3}}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic = "manual"
+	rt.NumPartitions, rt.ReplicationFactor = -1, -1
+	// Out of partition order on purpose: the partition index decides.
+	for _, p := range []int32{5, 0, 3, 1, 4, 2} {
+		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		a.Partition = p
+		a.Replicas = want[p]
+		rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Topics[0]; got.ErrorCode != 0 || got.NumPartitions != 6 || got.ReplicationFactor != 2 {
+		t.Fatalf("create: code %d (%v), %d partitions, rf %d; want success with 6 partitions, rf 2",
+			got.ErrorCode, got.ErrorMessage, got.NumPartitions, got.ReplicationFactor)
+	}
+
+	adm := kadm.NewClient(cl)
+	md, err := adm.Metadata(ctx, "manual")
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := md.Topics["manual"]
+	if td.Err != nil || len(td.Partitions) != len(want) {
+		t.Fatalf("metadata: err %v, %d partitions; want %d", td.Err, len(td.Partitions), len(want))
+	}
+	for p, replicas := range want {
+		pd := td.Partitions[int32(p)]
+		if !slices.Equal(pd.Replicas, replicas) {
+			t.Errorf("partition %d: replicas %v, want exactly %v", p, pd.Replicas, replicas)
+		}
+		if pd.Leader != replicas[0] {
+			t.Errorf("partition %d: leader %d, want the first replica %d", p, pd.Leader, replicas[0])
+		}
+	}
+}
+
+// TestFidelityCreateTopicsManualAssignmentErrors: the refusals keep
+// Kafka's INVALID_REPLICA_ASSIGNMENT messages.
+func TestFidelityCreateTopicsManualAssignmentErrors(t *testing.T) {
+	tc := newTestCluster(t, 3)
+	ctx := testCtx(t)
+	cl := tc.client()
+
+	cases := []struct {
+		name       string
+		assignment map[int32][]int32
+		msg        string
+	}{
+		{"unknown-broker", map[int32][]int32{0: {1, 9}},
+			"The manual partition assignment includes broker 9, but no such broker is registered."},
+		{"twice", map[int32][]int32{0: {2, 2}},
+			"The manual partition assignment includes the broker 2 more than once."},
+		{"gap", map[int32][]int32{0: {1}, 2: {2}},
+			"partitions should be a consecutive 0-based integer sequence"},
+		{"uneven", map[int32][]int32{0: {1, 2}, 1: {3}},
+			"The manual partition assignment includes a partition with 1 replica(s), but this is not consistent with previous partitions, which have 2 replica(s)."},
+	}
+	for _, c := range cases {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic = c.name
+		rt.NumPartitions, rt.ReplicationFactor = -1, -1
+		for _, p := range []int32{0, 1, 2} {
+			if r, ok := c.assignment[p]; ok {
+				a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+				a.Partition, a.Replicas = p, r
+				rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+			}
+		}
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := resp.Topics[0]
+		if got.ErrorCode != kerr.InvalidReplicaAssignment.Code || got.ErrorMessage == nil || *got.ErrorMessage != c.msg {
+			t.Errorf("%s: code %d, message %v; want INVALID_REPLICA_ASSIGNMENT %q", c.name, got.ErrorCode, got.ErrorMessage, c.msg)
+		}
+	}
+}
