@@ -98,12 +98,9 @@ type Broker struct {
 	failedOnce sync.Once
 	stopWatch  chan struct{}
 
-	groups *group.Coordinator // consumer groups and committed offsets (groups.go)
-	// groupOps runs coordinator partition loads and unloads in order
-	// (cluster.go, groupOp).
-	groupOps     chan func()
-	groupOpsOnce sync.Once
-	txns         *txnWiring // transaction coordinator (txns.go)
+	groups   *group.Coordinator // consumer groups and committed offsets (groups.go)
+	txns     *txnWiring         // transaction coordinator (txns.go)
+	sessions *fetchSessionCache // KIP-227 fetch sessions (fetchsession.go)
 
 	authz *authz // ACL authorizer and client quotas, fed from the image (security.go)
 	// interBroker is how this broker reaches others (interbroker.go).
@@ -131,6 +128,7 @@ func New(cfg *config.Broker, log *slog.Logger, opts ...Option) (*Broker, error) 
 	b := &Broker{cfg: cfg, log: log, nodeID: cfg.NodeID, topics: map[string]*topicState{},
 		failed: make(chan struct{}), stopWatch: make(chan struct{})}
 	b.fs = storage.OSFS
+	b.sessions = newFetchSessionCache(cfg.MaxIncrementalFetchSessionCacheSlots)
 	for _, o := range opts {
 		o(b)
 	}

@@ -163,34 +163,17 @@ func (b *Broker) applyRole(im *metadata.Image, p *partition.Partition, pa metada
 }
 
 // loadOffsetsPartition loads a __consumer_offsets partition this broker
-// just became leader of, off the metadata goroutine. Loads and unloads run
-// in order on one goroutine (groupLoader).
+// just became leader of, off the metadata goroutine: the coordinator's
+// loader goroutine runs loads and unloads in order and stops at Close
+// (group.Coordinator.OnElection), so a load never reads a closing log.
 func (b *Broker) loadOffsetsPartition(p *partition.Partition) {
-	b.groupOp(func() {
-		if err := b.groups.LoadPartition(p.Index, offsetsLog{p}); err != nil {
-			b.log.Error("load group coordinator partition", "partition", p.String(), "err", err)
-		}
-	})
+	b.groups.OnElection(p.Index, offsetsLog{p})
 }
 
 // unloadOffsetsPartition drops the groups of a __consumer_offsets
 // partition whose leadership moved to another broker.
 func (b *Broker) unloadOffsetsPartition(p *partition.Partition) {
-	b.groupOp(func() { b.groups.UnloadPartition(p.Index) })
-}
-
-// groupOp queues a coordinator load or unload for the group loader
-// goroutine, started on first use.
-func (b *Broker) groupOp(fn func()) {
-	b.groupOpsOnce.Do(func() {
-		b.groupOps = make(chan func(), 1024)
-		go func() {
-			for fn := range b.groupOps {
-				fn()
-			}
-		}()
-	})
-	b.groupOps <- fn
+	b.groups.OnResignation(p.Index)
 }
 
 // isrManager sends the leader's ISR changes to the controller.

@@ -16,10 +16,11 @@ package broker
 // the request parks on the partitions' waiters and is answered when an
 // append moves a high watermark enough, or when max.wait.ms passes.
 //
-// Fetch sessions (KIP-227) are answered sessionless, as the protocol
-// allows: a request to open a session gets session id 0 (none created) and
-// full responses; a request naming a session id gets
-// FETCH_SESSION_ID_NOT_FOUND. Only brokers may fetch as replicas: a replica
+// Fetch sessions (KIP-227) are Kafka's: see fetchsession.go for every
+// (session id, epoch) combination. A partition named twice in one request
+// is read and answered once (Kafka keys a fetch by partition). A partition
+// that fails answers -1 for its high watermark, last stable offset and log
+// start offset, as Kafka's readFromLog does. Only brokers may fetch as replicas: a replica
 // id that is not in the partition's replica set gets NOT_LEADER_OR_FOLLOWER.
 // A follower's fetch offset is its log end offset: the leader records it,
 // which may advance the high watermark (waking acks=all producers), and
@@ -63,6 +64,9 @@ type fetchPart struct {
 	currentLeaderEpo int32
 }
 
+// fetchTopic is the answer for a run of partitions of one topic; a topic
+// whose partitions are not adjacent in the fetch is answered in several
+// runs, as Kafka does.
 type fetchTopic struct {
 	name  string
 	id    [16]byte
@@ -82,34 +86,46 @@ func fetchReplicaID(r *request) int32 {
 func handleFetch(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.FetchRequest)
 	replicaID := fetchReplicaID(r)
-	if req.SessionID != 0 {
-		r.respondRaw(encodeFetchError(r, kerr.FetchSessionIDNotFound.Code))
+	v := r.hdr.APIVersion
+	parts, forget := fetchRequestParts(req, v, b.topicNameByID)
+	fc := b.fetchSessions().newFetchContext(v, req.SessionID, req.SessionEpoch, replicaID >= 0, parts, forget)
+	if fc.kind == sessionErrorFetch {
+		r.respondRaw(encodeFetchError(r, fc.errorCode))
 		return
 	}
-	topics, total, anyErr := b.readFetch(r, req, replicaID)
+	topics, total, anyErr := b.readFetchParts(r, req, fc.parts, replicaID)
 	if total >= int64(req.MinBytes) || req.MaxWaitMillis <= 0 || anyErr {
-		b.respondFetch(r, topics, replicaID)
+		b.respondFetch(r, fc, topics, replicaID)
 		return
 	}
-	go b.waitFetch(r, req, replicaID)
+	go b.waitFetch(r, req, fc, replicaID)
+}
+
+// topicNameByID is the name of a local topic by id, "" when unknown.
+func (b *Broker) topicNameByID(id [16]byte) string {
+	if ts := b.topicByID(id); ts != nil {
+		return ts.name
+	}
+	return ""
 }
 
 // waitFetch parks a fetch until enough bytes are available or its wait
 // expires, then answers it. It runs on its own goroutine, not an io one.
-func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, replicaID int32) {
+func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, fc *fetchContext, replicaID int32) {
 	wake := make(chan struct{}, 1)
 	var watched []interface{ Unwatch(chan struct{}) }
-	for _, rt := range req.Topics {
-		ts := b.fetchTopicState(r, rt)
+	var ts *topicState
+	for i, fp := range fc.parts {
+		if i == 0 || fp.key.id != fc.parts[i-1].key.id || fp.key.topic != fc.parts[i-1].key.topic {
+			ts = b.fetchTopicState(r, fp)
+		}
 		if ts == nil {
 			continue
 		}
-		for _, rp := range rt.Partitions {
-			if rp.Partition >= 0 && int(rp.Partition) < len(ts.partitions) && ts.partitions[rp.Partition] != nil {
-				p := ts.partitions[rp.Partition]
-				p.Watch(wake)
-				watched = append(watched, p)
-			}
+		if fp.partition >= 0 && int(fp.partition) < len(ts.partitions) && ts.partitions[fp.partition] != nil {
+			p := ts.partitions[fp.partition]
+			p.Watch(wake)
+			watched = append(watched, p)
 		}
 	}
 	defer func() {
@@ -128,14 +144,14 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 	for {
 		select {
 		case <-wake:
-			topics, total, anyErr := b.readFetch(r, req, replicaID)
+			topics, total, anyErr := b.readFetchParts(r, req, fc.parts, replicaID)
 			if total >= int64(req.MinBytes) || anyErr {
-				b.respondFetch(r, topics, replicaID)
+				b.respondFetch(r, fc, topics, replicaID)
 				return
 			}
 		case <-timer.C:
-			topics, _, _ := b.readFetch(r, req, replicaID)
-			b.respondFetch(r, topics, replicaID)
+			topics, _, _ := b.readFetchParts(r, req, fc.parts, replicaID)
+			b.respondFetch(r, fc, topics, replicaID)
 			return
 		case <-r.c.done:
 			r.respondNone()
@@ -144,17 +160,24 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 	}
 }
 
-func (b *Broker) fetchTopicState(r *request, rt kmsg.FetchRequestTopic) *topicState {
+func (b *Broker) fetchTopicState(r *request, fp fetchPartReq) *topicState {
 	if r.hdr.APIVersion >= 13 {
-		return b.topicByID(rt.TopicID)
+		return b.topicByID(fp.id)
 	}
-	return b.topic(rt.Topic)
+	return b.topic(fp.topic)
 }
 
-// readFetch locates the data of every requested partition. It returns the
-// answers, the number of record bytes found, and whether any partition
-// has an error (which makes Kafka answer at once).
+// readFetch is readFetchParts for the partitions of a sessionless fetch.
 func (b *Broker) readFetch(r *request, req *kmsg.FetchRequest, replicaID int32) ([]fetchTopic, int64, bool) {
+	parts, _ := fetchRequestParts(req, r.hdr.APIVersion, b.topicNameByID)
+	return b.readFetchParts(r, req, parts, replicaID)
+}
+
+// readFetchParts locates the data of every partition to fetch (the request's,
+// or an incremental session's), in order. It returns the answers, the
+// number of record bytes found, and whether any partition has an error
+// (which makes Kafka answer at once).
+func (b *Broker) readFetchParts(r *request, req *kmsg.FetchRequest, parts []fetchPartReq, replicaID int32) ([]fetchTopic, int64, bool) {
 	var (
 		topics   []fetchTopic
 		total    int64
@@ -175,103 +198,119 @@ func (b *Broker) readFetch(r *request, req *kmsg.FetchRequest, replicaID int32) 
 	// A follower needs CLUSTER_ACTION, a consumer READ on each topic.
 	follower := replicaID >= 0
 	followerOK := follower && b.authorizeCluster(r, kmsg.ACLOperationClusterAction)
-	for _, rt := range req.Topics {
-		ft := fetchTopic{name: rt.Topic, id: rt.TopicID}
-		ts := b.fetchTopicState(r, rt)
-		name := rt.Topic
-		if ts != nil {
-			name = ts.name
-		}
-		authorized := followerOK || (!follower && b.authorize(r, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic, name))
-		for _, rp := range rt.Partitions {
-			fp := fetchPart{partition: rp.Partition, highWatermark: -1, lastStable: -1, logStart: -1,
-				currentLeader: -1, currentLeaderEpo: -1}
-			switch {
-			case ts == nil && r.hdr.APIVersion >= 13:
-				fp.errorCode = kerr.UnknownTopicID.Code
-			case !authorized:
-				fp.errorCode = kerr.TopicAuthorizationFailed.Code
-			case ts == nil || rp.Partition < 0 || int(rp.Partition) >= len(ts.partitions):
-				fp.errorCode = kerr.UnknownTopicOrPartition.Code
-			case ts.partitions[rp.Partition] == nil:
-				fp.errorCode = kerr.NotLeaderForPartition.Code
-			default:
-				p := ts.partitions[rp.Partition]
-				epoch := p.LeaderEpoch()
-				if replicaID >= 0 {
-					// A follower's fetch: its offset is its log end, which
-					// may move the high watermark before we read.
-					expand, err := p.UpdateFollower(replicaID, rp.FetchOffset, time.Now())
-					if err != nil {
-						fp.errorCode = kerr.NotLeaderForPartition.Code
-						break
-					}
-					if expand {
-						b.requestISRExpand(p, replicaID)
-					}
-				} else if !p.IsLeader() {
-					fp.errorCode = kerr.NotLeaderForPartition.Code
-					break
-				}
-				hw := p.HighWatermarkPosition()
-				upTo := hw
-				if replicaID >= 0 {
-					upTo = p.Log.EndPosition() // followers read to the log end
-				}
-				fp.highWatermark = hw.Offset
-				fp.lastStable = hw.Offset
-				if replicaID < 0 {
-					lso := p.LastStablePosition()
-					fp.lastStable = lso.Offset
-					if req.IsolationLevel == 1 {
-						upTo = lso
-					}
-				}
-				fp.logStart = p.Log.LogStartOffset()
-				switch {
-				case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
-					fp.errorCode = kerr.FencedLeaderEpoch.Code
-				case rp.CurrentLeaderEpoch > epoch:
-					fp.errorCode = kerr.UnknownLeaderEpoch.Code
-				case rp.FetchOffset < fp.logStart || rp.FetchOffset > p.Log.LogEndOffset():
-					fp.errorCode = kerr.OffsetOutOfRange.Code
-				case rp.FetchOffset >= upTo.Offset:
-					// nothing to read yet
-				default:
-					limit := min(int64(rp.PartitionMaxBytes), maxBytes-total)
-					minOne := total == 0
-					if limit <= 0 && !minOne {
-						break
-					}
-					res, err := p.Log.Read(rp.FetchOffset, int32(max(limit, 0)), upTo, minOne)
-					if err != nil {
-						fp.errorCode = errorCode(err)
-						break
-					}
-					if res.Size > 0 {
-						fp.read = res
-						fp.hasData = true
-						total += res.Size
-						if req.IsolationLevel == 1 && replicaID < 0 {
-							fp.aborted = p.Log.AbortedTransactions(rp.FetchOffset, upTo.Offset)
-						}
-					}
-				}
+	var (
+		ts         *topicState
+		authorized bool
+	)
+	for i, rp := range parts {
+		if i == 0 || rp.key.id != parts[i-1].key.id || rp.key.topic != parts[i-1].key.topic {
+			// A new run of one topic's partitions.
+			ts = b.fetchTopicState(r, rp)
+			name := rp.topic
+			run := i + 1
+			for run < len(parts) && parts[run].key.id == rp.key.id && parts[run].key.topic == rp.key.topic {
+				run++
 			}
-			if fp.errorCode != 0 {
-				anyErr = true
-				if ts != nil && ft.name == "" {
-					ft.name = ts.name
-				}
+			ft := fetchTopic{name: rp.topic, id: rp.id, parts: make([]fetchPart, 0, run-i)}
+			if ts != nil {
+				name = ts.name
+				ft.name, ft.id = ts.name, ts.id
 			}
-			ft.parts = append(ft.parts, fp)
+			authorized = followerOK || (!follower && b.authorize(r, kmsg.ACLOperationRead, kmsg.ACLResourceTypeTopic, name))
+			topics = append(topics, ft)
 		}
-		if ts != nil {
-			ft.name, ft.id = ts.name, ts.id
+		ft := &topics[len(topics)-1]
+		fp := fetchPart{partition: rp.partition, highWatermark: -1, lastStable: -1, logStart: -1,
+			currentLeader: -1, currentLeaderEpo: -1}
+		switch {
+		case ts == nil && r.hdr.APIVersion >= 13:
+			fp.errorCode = kerr.UnknownTopicID.Code
+		case !authorized:
+			fp.errorCode = kerr.TopicAuthorizationFailed.Code
+		case ts == nil || rp.partition < 0 || int(rp.partition) >= len(ts.partitions):
+			fp.errorCode = kerr.UnknownTopicOrPartition.Code
+		case ts.partitions[rp.partition] == nil:
+			fp.errorCode = kerr.NotLeaderForPartition.Code
+		default:
+			total += b.readFetchPartition(req, &rp, ts, &fp, replicaID, maxBytes, total)
 		}
-		topics = append(topics, ft)
+		if fp.errorCode != 0 {
+			anyErr = true
+			// As Kafka's readFromLog: a failed read knows no offsets.
+			fp.highWatermark, fp.lastStable, fp.logStart = -1, -1, -1
+		}
+		ft.parts = append(ft.parts, fp)
 	}
 	return topics, total, anyErr
+}
+
+// readFetchPartition reads one local partition for a fetch into fp and
+// returns the number of record bytes found; total is what the fetch has
+// found so far.
+func (b *Broker) readFetchPartition(req *kmsg.FetchRequest, rp *fetchPartReq, ts *topicState, fp *fetchPart,
+	replicaID int32, maxBytes, total int64) int64 {
+	p := ts.partitions[rp.partition]
+	epoch := p.LeaderEpoch()
+	if replicaID >= 0 {
+		// A follower's fetch: its offset is its log end, which may move
+		// the high watermark before we read.
+		expand, err := p.UpdateFollower(replicaID, rp.fetchOffset, time.Now())
+		if err != nil {
+			fp.errorCode = kerr.NotLeaderForPartition.Code
+			return 0
+		}
+		if expand {
+			b.requestISRExpand(p, replicaID)
+		}
+	} else if !p.IsLeader() {
+		fp.errorCode = kerr.NotLeaderForPartition.Code
+		return 0
+	}
+	hw := p.HighWatermarkPosition()
+	upTo := hw
+	if replicaID >= 0 {
+		upTo = p.Log.EndPosition() // followers read to the log end
+	}
+	fp.highWatermark = hw.Offset
+	fp.lastStable = hw.Offset
+	if replicaID < 0 {
+		lso := p.LastStablePosition()
+		fp.lastStable = lso.Offset
+		if req.IsolationLevel == 1 {
+			upTo = lso
+		}
+	}
+	fp.logStart = p.Log.LogStartOffset()
+	switch {
+	case rp.currentLeaderEpoch >= 0 && rp.currentLeaderEpoch < epoch:
+		fp.errorCode = kerr.FencedLeaderEpoch.Code
+	case rp.currentLeaderEpoch > epoch:
+		fp.errorCode = kerr.UnknownLeaderEpoch.Code
+	case rp.fetchOffset < fp.logStart || rp.fetchOffset > p.Log.LogEndOffset():
+		fp.errorCode = kerr.OffsetOutOfRange.Code
+	case rp.fetchOffset >= upTo.Offset:
+		// nothing to read yet
+	default:
+		limit := min(int64(rp.maxBytes), maxBytes-total)
+		minOne := total == 0
+		if limit <= 0 && !minOne {
+			return 0
+		}
+		res, err := p.Log.Read(rp.fetchOffset, int32(max(limit, 0)), upTo, minOne)
+		if err != nil {
+			fp.errorCode = errorCode(err)
+			return 0
+		}
+		if res.Size > 0 {
+			fp.read = res
+			fp.hasData = true
+			if req.IsolationLevel == 1 && replicaID < 0 {
+				fp.aborted = p.Log.AbortedTransactions(rp.fetchOffset, upTo.Offset)
+			}
+			return res.Size
+		}
+	}
+	return 0
 }
 
 // fetchCurrentLeaders fills the current leader of every partition that
@@ -313,14 +352,20 @@ func (b *Broker) fetchCurrentLeaders(r *request, topics []fetchTopic) []*metadat
 // encodeFetch writes a FetchResponse with record data as file regions;
 // nodes are the v16+ NodeEndpoints (from fetchCurrentLeaders).
 func encodeFetch(r *request, topics []fetchTopic, nodes ...*metadata.Broker) *wire.Response {
+	return encodeFetchSession(r, 0, invalidSessionID, topics, nodes...)
+}
+
+// encodeFetchSession is encodeFetch with a top-level error code and
+// session id (v7+).
+func encodeFetchSession(r *request, errorCode int16, sessionID int32, topics []fetchTopic, nodes ...*metadata.Broker) *wire.Response {
 	v := r.hdr.APIVersion
 	flexible := v >= 12
 	resp := wire.NewResponse(r.hdr.CorrelationID, flexible)
 	buf := resp.Tail()
 	buf = kbin.AppendInt32(buf, 0) // throttle
 	if v >= 7 {
-		buf = kbin.AppendInt16(buf, 0) // error code
-		buf = kbin.AppendInt32(buf, 0) // session id: sessionless
+		buf = kbin.AppendInt16(buf, errorCode)
+		buf = kbin.AppendInt32(buf, sessionID)
 	}
 	buf = appendArrayLen(buf, len(topics), flexible)
 	for _, t := range topics {
@@ -409,24 +454,36 @@ func encodeFetch(r *request, topics []fetchTopic, nodes ...*metadata.Broker) *wi
 	return resp
 }
 
-// respondFetch encodes and sends a fetch response. A consumer's response
-// bytes count against its consumer_byte_rate quota; over it, as Kafka
-// does, the answer carries no data (the bytes are un-recorded), only the
-// throttle time, and the connection is muted for that long.
-func (b *Broker) respondFetch(r *request, topics []fetchTopic, replicaID int32) {
-	resp := encodeFetch(r, topics, b.fetchCurrentLeaders(r, topics)...)
+// respondFetch encodes and sends a fetch response, as fc says: for an
+// incremental fetch only the partitions with news, for a full one with the
+// id of the session it creates. A consumer's response bytes count against
+// its consumer_byte_rate quota; over it, as Kafka does, the answer carries
+// no data (the bytes are un-recorded), only the throttle time, the
+// connection is muted for that long, and the session is left as it was
+// (a full fetch creates none).
+func (b *Broker) respondFetch(r *request, fc *fetchContext, topics []fetchTopic, replicaID int32) {
+	sel, code, sid := fc.response(topics)
+	resp := encodeFetchSession(r, code, sid, sel, b.fetchCurrentLeaders(r, sel)...)
+	at := 8 // size, correlation id: where the body starts
+	if r.hdr.APIVersion >= 12 {
+		at++ // header tagged fields
+	}
 	if replicaID < 0 && b.authz.quotas.Enabled(quota.FetchBytes) {
 		now := time.Now()
 		q, user, size := b.authz.quotas, r.principal.Name, float64(resp.Size())
 		if d := q.Record(quota.FetchBytes, user, r.hdr.ClientID, size, now); d > 0 {
 			q.Unrecord(quota.FetchBytes, user, r.hdr.ClientID, size, now)
 			r.c.mute(now.Add(d))
-			resp = encodeFetch(r, nil)
-			at := 8 // size, correlation id
-			if r.hdr.APIVersion >= 12 {
-				at++ // header tagged fields
-			}
+			code, sid := fc.throttled()
+			resp = encodeFetchSession(r, code, sid, nil)
 			binary.BigEndian.PutUint32(resp.Chunks[0].Bytes[at:], uint32(d/time.Millisecond))
+			r.respondRaw(resp)
+			return
+		}
+	}
+	if code == 0 {
+		if id := fc.commit(topics); fc.kind == fullFetch && r.hdr.APIVersion >= 7 {
+			binary.BigEndian.PutUint32(resp.Chunks[0].Bytes[at+4+2:], uint32(id))
 		}
 	}
 	r.respondRaw(resp)
@@ -446,3 +503,7 @@ func appendArrayLen(buf []byte, n int, flexible bool) []byte {
 	}
 	return kbin.AppendArrayLen(buf, n)
 }
+
+// fetchSessions returns the broker's fetch session cache, sized by
+// max.incremental.fetch.session.cache.slots.
+func (b *Broker) fetchSessions() *fetchSessionCache { return b.sessions }

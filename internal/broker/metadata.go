@@ -5,8 +5,10 @@ package broker
 // Topics may be named or (v10+) given by id. A null topic list (v1+; an
 // empty one in v0) means all topics. Unknown topics are created when
 // auto.create.topics.enable is set and the request allows it (v4+; always
-// in v0-3), with num.partitions and default.replication.factor; they are
-// returned at once with their leader. Internal topics are flagged.
+// in v0-3), with num.partitions and default.replication.factor; as Kafka,
+// the request that creates a topic answers it LEADER_NOT_AVAILABLE with no
+// partitions (a creation error keeps its own code), and the topic appears
+// from the next request on. Internal topics are flagged.
 //
 // As Kafka: a topic named (or id given) twice is answered once; an
 // unknown id gets UNKNOWN_TOPIC_ID with the id echoed and a null name;
@@ -126,22 +128,22 @@ func handleMetadata(b *Broker, r *request) {
 			} else if autoCreate && !b.authorizeCreateTopic(r, name) {
 				code = kerr.TopicAuthorizationFailed.Code
 			} else if autoCreate {
-				var err error
-				t, err = b.createTopic(name, -1, -1, nil)
-				if err != nil && !errors.Is(err, metadata.ErrTopicExists) {
+				// As Kafka's AutoTopicCreationManager: the request that
+				// creates the topic (or finds it being created) is
+				// answered LEADER_NOT_AVAILABLE with no partitions;
+				// the next Metadata request sees the topic.
+				code = kerr.LeaderNotAvailable.Code
+				if _, err := b.createTopic(name, -1, -1, nil); err != nil && !errors.Is(err, metadata.ErrTopicExists) {
 					b.log.Warn("auto-create topic", "topic", name, "err", err)
 					code = errorCode(err)
-				} else if t == nil {
-					t = b.meta.Image().Topics[name]
 				}
 			}
-			if t == nil {
-				mt := kmsg.NewMetadataResponseTopic()
-				mt.Topic = &name
-				mt.ErrorCode = code
-				resp.Topics = append(resp.Topics, mt)
-				continue
-			}
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic = &name
+			mt.ErrorCode = code
+			mt.IsInternal = isInternalTopic(name)
+			resp.Topics = append(resp.Topics, mt)
+			continue
 		}
 		resp.Topics = append(resp.Topics, metadataTopic(im, t))
 	}

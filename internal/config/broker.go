@@ -325,9 +325,10 @@ func build(static, dynDefault, dynBroker map[string]string) (*Broker, error) {
 	var errs []error
 	ignored := map[string]bool{}
 	layers := []struct {
-		in  map[string]string
-		out map[string]string
-	}{{static, b.static}, {dynDefault, b.dynamicDefault}, {dynBroker, b.dynamicBroker}}
+		in      map[string]string
+		out     map[string]string
+		dynamic bool
+	}{{static, b.static, false}, {dynDefault, b.dynamicDefault, true}, {dynBroker, b.dynamicBroker, true}}
 	for _, l := range layers {
 		for _, key := range sortedKeys(l.in) {
 			raw := l.in[key]
@@ -348,7 +349,10 @@ func build(static, dynDefault, dynBroker map[string]string) (*Broker, error) {
 					b.values[key] = v
 					continue
 				}
-				if hasKnownPrefix(key) {
+				// Kafka stores a dynamic config it does not know
+				// (AlterConfigs accepts any name that is not a
+				// read-only broker config) and ignores it.
+				if hasKnownPrefix(key) || l.dynamic {
 					ignored[key] = true
 					l.out[key] = strings.TrimSpace(raw)
 					b.values[key] = l.out[key]

@@ -181,16 +181,19 @@ func DescribeBroker(b *Broker, dynamic map[string]string) []Entry {
 	return out
 }
 
-// ValidateBrokerDynamic checks that key may be altered at runtime (Kafka's
-// dynamic broker configs: update mode per-broker or cluster-wide, plus
-// listener.name.* overrides) and that value is valid for it.
+// ValidateBrokerDynamic checks that key may be altered at runtime and that
+// value is valid for it. As Kafka's DynamicBrokerConfig.validate, only the
+// names it knows to be read-only are refused ("Cannot update these configs
+// dynamically"); dynamic keys (per-broker or cluster-wide), listener.name.*
+// overrides and names that are no broker config at all are accepted (the
+// last are stored and ignored, as Kafka does).
 func ValidateBrokerDynamic(key, value string) error {
 	if strings.HasPrefix(key, "listener.name.") {
 		return nil
 	}
 	k, ok := brokerKeyIndex[key]
 	if !ok {
-		return fmt.Errorf("unknown configuration %q: not a Kafka or Silkworm broker config", key)
+		return nil
 	}
 	if k.mode == ReadOnly {
 		return fmt.Errorf("Cannot update these configs dynamically: Set(%s)", key)

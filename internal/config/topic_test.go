@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -231,10 +232,21 @@ func TestValidateBrokerDynamic(t *testing.T) {
 	if err := ValidateBrokerDynamic("num.io.threads", "0"); err == nil || !strings.Contains(err.Error(), "must be an integer >= 1") {
 		t.Errorf("num.io.threads=0: err = %v", err)
 	}
-	if err := ValidateBrokerDynamic("nope", "1"); err == nil {
-		t.Error("unknown key: want error")
+	// As Kafka: a name that is no broker config is accepted (and ignored).
+	if err := ValidateBrokerDynamic("some.plugin.setting", "1"); err != nil {
+		t.Errorf("unknown key: %v, want it accepted", err)
 	}
 	b := DefaultBroker()
+	u, err := b.WithDynamic(map[string]string{"some.plugin.setting": "x"}, nil)
+	if err != nil {
+		t.Fatalf("WithDynamic(unknown key): %v", err)
+	}
+	if v, _ := u.Value("some.plugin.setting"); v != "x" || !slices.Contains(u.Ignored, "some.plugin.setting") {
+		t.Errorf("unknown dynamic key: value %q, ignored %v; want stored and ignored", v, u.Ignored)
+	}
+	if _, err := Load("", []string{"some.plugin.setting=x"}); err == nil {
+		t.Error("unknown key in server.properties: want an error still")
+	}
 	if _, err := b.WithDynamic(map[string]string{"log.dirs": "/x"}, nil); err == nil {
 		t.Error("WithDynamic(log.dirs): want error")
 	}

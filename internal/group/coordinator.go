@@ -3,9 +3,11 @@ package group
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf16"
 
@@ -37,22 +39,36 @@ type Host interface {
 	PartitionExists(topic string, partition int32) bool
 }
 
+// ErrClosed is returned by LoadPartition when the coordinator is closed or
+// closes while the partition is being replayed: nothing was loaded, and
+// nothing is wrong with the log.
+var ErrClosed = errors.New("group coordinator closed")
+
 // Coordinator serves the groups whose __consumer_offsets partitions this
 // node leads. Create it with New, load existing partitions with
-// LoadPartition, and stop it with Close. Safe for concurrent use.
+// LoadPartition (synchronously, at start) or OnElection (in the
+// background, on a leadership change), and stop it with Close. Safe for
+// concurrent use.
 type Coordinator struct {
 	cfg    Config
 	host   Host
 	logger *slog.Logger
 	clock  func() time.Time
 
+	// closing is set first thing in Close, before mu is taken, so that a
+	// replay holding mu stops at its next batch.
+	closing atomic.Bool
+
 	mu     sync.Mutex
 	loaded map[int32]Log // partitions whose groups are in groups
 	groups map[string]*group
 	closed bool
 
+	// ops are the loads and unloads queued by OnElection and
+	// OnResignation, run in order by the loader goroutine.
+	ops  chan func()
 	stop chan struct{}
-	wg   sync.WaitGroup // the expiry goroutine
+	wg   sync.WaitGroup // the expiry and loader goroutines
 }
 
 // New starts a coordinator with no partition loaded, and its offset
@@ -71,17 +87,71 @@ func New(cfg Config, host Host, logger *slog.Logger) (*Coordinator, error) {
 	c := &Coordinator{
 		cfg: cfg, host: host, logger: logger, clock: clock,
 		loaded: map[int32]Log{}, groups: map[string]*group{},
+		ops:  make(chan func(), 1024),
 		stop: make(chan struct{}),
 	}
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go c.expiryLoop()
+	go c.loaderLoop()
 	return c, nil
+}
+
+// OnElection loads partition p of __consumer_offsets in the background,
+// after the loads and unloads queued before it, as Kafka's coordinator
+// does when this node becomes the partition's leader. A load that fails is
+// logged; one cut short by Close is not (the log may be closing). The
+// broker's metadata goroutine calls it; it never blocks once Close has
+// begun.
+func (c *Coordinator) OnElection(p int32, log Log) {
+	c.enqueue(func() {
+		if err := c.LoadPartition(p, log); err != nil && !errors.Is(err, ErrClosed) {
+			c.logger.Error("load group coordinator partition", "partition", p, "err", err)
+		}
+	})
+}
+
+// OnResignation unloads partition p in the background, in order with the
+// other loads and unloads, when leadership of it moved away.
+func (c *Coordinator) OnResignation(p int32) {
+	c.enqueue(func() { c.UnloadPartition(p) })
+}
+
+func (c *Coordinator) enqueue(fn func()) {
+	if c.closing.Load() {
+		return
+	}
+	select {
+	case c.ops <- fn:
+	case <-c.stop:
+	}
+}
+
+// loaderLoop runs queued loads and unloads until Close.
+func (c *Coordinator) loaderLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case fn := <-c.ops:
+			if c.closing.Load() {
+				return
+			}
+			fn()
+		}
+	}
 }
 
 // Close stops timers and the expiry goroutine. Parked JoinGroup and
 // SyncGroup requests are answered with NOT_COORDINATOR so that clients
 // look for the coordinator again. After Close nothing is appended.
+//
+// A load in progress stops at its next batch (LoadPartition returns
+// ErrClosed), and the loads queued by OnElection are dropped: Close
+// returns only when the loader goroutine has exited, so the caller may
+// close the logs right after.
 func (c *Coordinator) Close() {
+	c.closing.Store(true)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -131,10 +201,14 @@ func javaStringHashCode(s string) int32 {
 
 // LoadPartition replays partition p of __consumer_offsets and takes over
 // its groups. The broker calls it at start-up for every partition it
-// leads; partitions not loaded are loaded on first use.
+// leads; partitions not loaded are loaded on first use. It returns
+// ErrClosed, having loaded nothing, when Close has begun.
 func (c *Coordinator) LoadPartition(p int32, log Log) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed || c.closing.Load() {
+		return ErrClosed
+	}
 	if _, ok := c.loaded[p]; ok {
 		return nil
 	}
@@ -144,6 +218,10 @@ func (c *Coordinator) LoadPartition(p int32, log Log) error {
 func (c *Coordinator) loadLocked(p int32, log Log) error {
 	groups, err := replay(c, log)
 	if err != nil {
+		if c.closing.Load() {
+			// The log may have failed because it is closing too.
+			return fmt.Errorf("load __consumer_offsets-%d: %w", p, ErrClosed)
+		}
 		return fmt.Errorf("load __consumer_offsets-%d: %w", p, err)
 	}
 	c.loaded[p] = log

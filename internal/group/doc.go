@@ -47,6 +47,10 @@
 // to its end, later records replacing earlier ones, so that a restarted
 // broker knows every group's offsets and last generation. Members loaded
 // this way must heartbeat within their session timeout or are removed.
+// Leadership changes load and unload partitions in the background
+// (OnElection, OnResignation), in order, on one goroutine that Close stops:
+// a replay in progress ends at its next batch, so no load reads a log that
+// is closing.
 //
 // Offsets of Empty groups expire after offsets.retention.minutes (counted
 // from when a consumer group became Empty, or from the commit for groups

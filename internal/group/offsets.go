@@ -108,6 +108,9 @@ func replay(c *Coordinator, log Log) (map[string]*group, error) {
 	}
 	var txns txnReplay
 	err := log.Replay(func(batch []byte) error {
+		if c.closing.Load() {
+			return ErrClosed
+		}
 		h, err := record.ParseHeader(batch)
 		if err != nil {
 			return err

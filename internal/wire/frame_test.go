@@ -1,0 +1,132 @@
+package wire
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// frameOf encodes req at its version as a frame body (no size prefix).
+func frameOf(req kmsg.Request) []byte {
+	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("wire-test"))
+	return f.AppendRequest(nil, req, 7)[4:]
+}
+
+// sampleRequests are requests with fields set, so that strings, arrays,
+// bytes and tagged fields are all on the wire; every version kmsg knows is
+// tried for each, plus a default-valued request of every key.
+func sampleRequests() []kmsg.Request {
+	var reqs []kmsg.Request
+	p := kmsg.NewPtrProduceRequest()
+	p.TransactionID = kmsg.StringPtr("txn")
+	pt := kmsg.NewProduceRequestTopic()
+	pt.Topic = "t"
+	pp := kmsg.NewProduceRequestTopicPartition()
+	pp.Records = []byte("not really a batch")
+	pt.Partitions = append(pt.Partitions, pp)
+	p.Topics = append(p.Topics, pt)
+	reqs = append(reqs, p)
+
+	f := kmsg.NewPtrFetchRequest()
+	f.Rack = "r1"
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "t"
+	ft.Partitions = append(ft.Partitions, kmsg.NewFetchRequestTopicPartition())
+	f.Topics = append(f.Topics, ft)
+	fg := kmsg.NewFetchRequestForgottenTopic()
+	fg.Topic = "gone"
+	fg.Partitions = []int32{1, 2}
+	f.ForgottenTopics = append(f.ForgottenTopics, fg)
+	reqs = append(reqs, f)
+
+	m := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr("t")
+	m.Topics = append(m.Topics, mt)
+	reqs = append(reqs, m)
+
+	for key := int16(0); key <= kmsg.MaxKey; key++ {
+		// ControlledShutdown v0 has a header without client id, which no
+		// broker parses any more.
+		if r := kmsg.RequestForKey(key); r != nil && key != kmsg.ControlledShutdown.Int16() {
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs
+}
+
+func TestParseRequestAcceptsWellFormedBodies(t *testing.T) {
+	for _, req := range sampleRequests() {
+		for v := int16(0); v <= req.MaxVersion(); v++ {
+			req.SetVersion(v)
+			frame := frameOf(req)
+			got := kmsg.RequestForKey(req.Key())
+			h, err := ParseRequest(frame, got)
+			if err != nil {
+				t.Errorf("%s v%d: %v", kmsg.NameForKey(req.Key()), v, err)
+				continue
+			}
+			if h.APIKey != req.Key() || h.APIVersion != v || h.CorrelationID != 7 || h.ClientID != "wire-test" {
+				t.Errorf("%s v%d: header %+v", kmsg.NameForKey(req.Key()), v, h)
+			}
+		}
+	}
+}
+
+func TestParseRequestRefusesTrailingBytes(t *testing.T) {
+	for _, req := range sampleRequests() {
+		for v := int16(0); v <= req.MaxVersion(); v++ {
+			req.SetVersion(v)
+			if req.Key() == kmsg.Produce.Int16() && !req.IsFlexible() {
+				continue // not checked: see checkConsumed
+			}
+			frame := append(frameOf(req), 0)
+			_, err := ParseRequest(frame, kmsg.RequestForKey(req.Key()))
+			if !errors.Is(err, ErrMalformedBody) {
+				t.Errorf("%s v%d with a trailing byte: err %v, want ErrMalformedBody", kmsg.NameForKey(req.Key()), v, err)
+			}
+		}
+	}
+}
+
+func TestParseRequestRefusesLengthsBelowMinusOne(t *testing.T) {
+	// InitProducerID v0 (classic encoding): transactional_id is a
+	// nullable string right after the header; −2 is not null, it is
+	// malformed.
+	hdr := kbin.AppendInt16(nil, kmsg.InitProducerID.Int16())
+	hdr = kbin.AppendInt16(hdr, 0)
+	hdr = kbin.AppendInt32(hdr, 7)
+	hdr = kbin.AppendNullableString(hdr, kmsg.StringPtr("c"))
+
+	body := kbin.AppendInt16(nil, -2)   // transactional_id
+	body = kbin.AppendInt32(body, 1000) // transaction timeout
+	if _, err := ParseRequest(append(append([]byte{}, hdr...), body...), kmsg.NewPtrInitProducerIDRequest()); !errors.Is(err, ErrMalformedBody) {
+		t.Errorf("nullable string length -2: err %v, want ErrMalformedBody", err)
+	}
+	body[0], body[1] = 0xff, 0xff // -1: null, well formed
+	if _, err := ParseRequest(append(append([]byte{}, hdr...), body...), kmsg.NewPtrInitProducerIDRequest()); err != nil {
+		t.Errorf("nullable string length -1: %v", err)
+	}
+
+	// A client id of length −2 in the request header.
+	bad := kbin.AppendInt16(nil, kmsg.Produce.Int16())
+	bad = kbin.AppendInt16(bad, 3)
+	bad = kbin.AppendInt32(bad, 7)
+	bad = kbin.AppendInt16(bad, -2)
+	if _, err := ParseRequest(append(bad, body...), kmsg.NewPtrProduceRequest()); !errors.Is(err, ErrMalformedHeader) {
+		t.Errorf("client id length -2: err %v, want ErrMalformedHeader", err)
+	}
+
+	// A non-nullable string given as null: Metadata v1 topic names.
+	mb := kbin.AppendArrayLen(nil, 1)
+	mb = kbin.AppendInt16(mb, -1)
+	mh := kbin.AppendInt16(nil, kmsg.Metadata.Int16())
+	mh = kbin.AppendInt16(mh, 1)
+	mh = kbin.AppendInt32(mh, 7)
+	mh = kbin.AppendNullableString(mh, nil)
+	if _, err := ParseRequest(append(mh, mb...), kmsg.NewPtrMetadataRequest()); err == nil {
+		t.Errorf("null non-nullable topic name: parsed, want an error")
+	}
+}
