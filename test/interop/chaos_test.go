@@ -23,6 +23,7 @@ package interop
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -241,41 +242,11 @@ func runChaos(t *testing.T, o chaosOptions) {
 	}
 
 	// Every replica is in the ISR again: the logs must now converge.
-	if err := waitFullISR(ctx, adm, chaosTopic, chaosPartitions, 60*time.Second); err != nil {
-		t.Fatalf("after the faults: %v", err)
+	dirs := map[int32]string{}
+	for _, n := range c.nodes {
+		dirs[n.id] = n.dir
 	}
-	ends, err := adm.ListEndOffsets(ctx, chaosTopic)
-	if err != nil {
-		t.Fatalf("list end offsets: %v", err)
-	}
-	hwm := map[int32]int64{}
-	for p := range int32(chaosPartitions) {
-		lo, ok := ends.Lookup(chaosTopic, p)
-		if !ok || lo.Err != nil {
-			t.Fatalf("end offset of %s-%d: %v", chaosTopic, p, lo.Err)
-		}
-		hwm[p] = lo.Offset
-	}
-	for p := range int32(chaosPartitions) {
-		var diff string
-		err := waitFor(60*time.Second, func() error {
-			replicas := map[int32][]batchInfo{}
-			for _, n := range c.nodes {
-				bs, err := readReplicaBatches(n.dir, chaosTopic, p)
-				if err != nil {
-					return err
-				}
-				replicas[n.id] = bs
-			}
-			if diff = replicaLogDiff(replicas, hwm[p]); diff != "" {
-				return fmt.Errorf("%s", diff)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Errorf("%s-%d: replicas differ below the high watermark %d: %v", chaosTopic, p, hwm[p], err)
-		}
-	}
+	hwm := convergedLogs(t, ctx, adm, dirs)
 
 	rctx, rcancel := context.WithTimeout(ctx, 2*time.Minute)
 	logs, err := embedcheck.Read(rctx, []string{chaosTopic}, kgo.SeedBrokers(c.seeds()...))
@@ -309,6 +280,49 @@ func runChaos(t *testing.T, o chaosOptions) {
 	} else if len(r.problems) > 0 {
 		t.Logf("acks=1: %d acknowledged records lost (allowed, measured); first problems:\n%s", r.lost, strings.Join(r.problems[:min(10, len(r.problems))], "\n"))
 	}
+}
+
+// convergedLogs waits until every partition of the chaos topic has its
+// full ISR again and the replicas' segment files (dirs: node id to data
+// dir) are identical below the high watermark, which it returns by
+// partition. A difference that does not go away is a test error.
+func convergedLogs(t *testing.T, ctx context.Context, adm *kadm.Client, dirs map[int32]string) map[int32]int64 {
+	t.Helper()
+	if err := waitFullISR(ctx, adm, chaosTopic, chaosPartitions, 60*time.Second); err != nil {
+		t.Fatalf("after the faults: %v", err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, chaosTopic)
+	if err != nil {
+		t.Fatalf("list end offsets: %v", err)
+	}
+	hwm := map[int32]int64{}
+	for p := range int32(chaosPartitions) {
+		lo, ok := ends.Lookup(chaosTopic, p)
+		if !ok || lo.Err != nil {
+			t.Fatalf("end offset of %s-%d: %v", chaosTopic, p, lo.Err)
+		}
+		hwm[p] = lo.Offset
+	}
+	for p := range int32(chaosPartitions) {
+		err := waitFor(60*time.Second, func() error {
+			replicas := map[int32][]batchInfo{}
+			for id, dir := range dirs {
+				bs, err := readReplicaBatches(dir, chaosTopic, p)
+				if err != nil {
+					return err
+				}
+				replicas[id] = bs
+			}
+			if diff := replicaLogDiff(replicas, hwm[p]); diff != "" {
+				return errors.New(diff)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%s-%d: replicas differ below the high watermark %d: %v", chaosTopic, p, hwm[p], err)
+		}
+	}
+	return hwm
 }
 
 func ackName(a kgo.Acks) string {

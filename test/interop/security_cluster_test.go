@@ -313,40 +313,11 @@ func TestSecurityClusterKill(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	if err := waitFullISR(ctx, adm, chaosTopic, chaosPartitions, 60*time.Second); err != nil {
-		t.Fatalf("after the faults: %v", err)
+	dirs := map[int32]string{}
+	for _, n := range c.nodes {
+		dirs[n.id] = n.dir
 	}
-	ends, err := adm.ListEndOffsets(ctx, chaosTopic)
-	if err != nil {
-		t.Fatalf("list end offsets: %v", err)
-	}
-	hwm := map[int32]int64{}
-	for p := range int32(chaosPartitions) {
-		lo, ok := ends.Lookup(chaosTopic, p)
-		if !ok || lo.Err != nil {
-			t.Fatalf("end offset of %s-%d: %v", chaosTopic, p, lo.Err)
-		}
-		hwm[p] = lo.Offset
-	}
-	for p := range int32(chaosPartitions) {
-		err := waitFor(60*time.Second, func() error {
-			replicas := map[int32][]batchInfo{}
-			for _, n := range c.nodes {
-				bs, err := readReplicaBatches(n.dir, chaosTopic, p)
-				if err != nil {
-					return err
-				}
-				replicas[n.id] = bs
-			}
-			if diff := replicaLogDiff(replicas, hwm[p]); diff != "" {
-				return errors.New(diff)
-			}
-			return nil
-		})
-		if err != nil {
-			t.Errorf("%s-%d: replicas differ below the high watermark %d: %v", chaosTopic, p, hwm[p], err)
-		}
-	}
+	hwm := convergedLogs(t, ctx, adm, dirs)
 
 	r := checkChaos(w.acked, c.readBack(t, ctx, hwm))
 	t.Logf("%d faults; %d records acknowledged; read back %d records up to the high watermarks %v: %d acknowledged records checked; lost %d, doubled %d, misplaced %d, out of order %d",
