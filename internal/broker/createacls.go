@@ -20,6 +20,19 @@ func init() { register(kmsg.CreateACLs, 0, 3, handleCreateAcls) }
 // errNoAuthorizer is Kafka's message for ACL requests without an authorizer.
 const errNoAuthorizer = "No Authorizer is configured on the broker"
 
+// aclAccess is whether the request may use the ACL APIs with op on the
+// cluster: 0, or the error code and message to answer (SECURITY_DISABLED
+// without an authorizer, CLUSTER_AUTHORIZATION_FAILED without op).
+func (b *Broker) aclAccess(r *request, op kmsg.ACLOperation) (int16, string) {
+	switch {
+	case b.authz.acl == nil:
+		return kerr.SecurityDisabled.Code, errNoAuthorizer
+	case !b.authorizeCluster(r, op):
+		return kerr.ClusterAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Message
+	}
+	return 0, ""
+}
+
 func handleCreateAcls(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.CreateACLsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateACLsResponse)
@@ -27,16 +40,13 @@ func handleCreateAcls(b *Broker, r *request) {
 	fail := func(i int, code int16, msg string) {
 		resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = code, &msg
 	}
+	denied, deniedMsg := b.aclAccess(r, kmsg.ACLOperationAlter)
 	var add []acl.Binding
 	var addIdx []int
 	for i, c := range req.Creations {
 		resp.Results[i] = kmsg.NewCreateACLsResponseResult()
-		switch {
-		case b.authz.acl == nil:
-			fail(i, kerr.SecurityDisabled.Code, errNoAuthorizer)
-			continue
-		case !b.authorizeCluster(r, kmsg.ACLOperationAlter):
-			fail(i, kerr.ClusterAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Message)
+		if denied != 0 {
+			fail(i, denied, deniedMsg)
 			continue
 		}
 		bd := acl.Binding{

@@ -22,17 +22,14 @@ func handleDeleteAcls(b *Broker, r *request) {
 	fail := func(i int, code int16, msg string) {
 		resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = code, &msg
 	}
+	denied, deniedMsg := b.aclAccess(r, kmsg.ACLOperationAlter)
 	im := b.meta.Image()
 	var remove []acl.Binding
 	removing := map[acl.Binding]bool{}
 	for i, rf := range req.Filters {
 		resp.Results[i] = kmsg.NewDeleteACLsResponseResult()
-		switch {
-		case b.authz.acl == nil:
-			fail(i, kerr.SecurityDisabled.Code, errNoAuthorizer)
-			continue
-		case !b.authorizeCluster(r, kmsg.ACLOperationAlter):
-			fail(i, kerr.ClusterAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Message)
+		if denied != 0 {
+			fail(i, denied, deniedMsg)
 			continue
 		}
 		f := acl.Filter{

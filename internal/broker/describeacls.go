@@ -22,12 +22,8 @@ func handleDescribeAcls(b *Broker, r *request) {
 		resp.ErrorCode, resp.ErrorMessage = code, &msg
 		r.respond(resp)
 	}
-	if b.authz.acl == nil {
-		fail(kerr.SecurityDisabled.Code, errNoAuthorizer)
-		return
-	}
-	if !b.authorizeCluster(r, kmsg.ACLOperationDescribe) {
-		fail(kerr.ClusterAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Message)
+	if code, msg := b.aclAccess(r, kmsg.ACLOperationDescribe); code != 0 {
+		fail(code, msg)
 		return
 	}
 	f := acl.Filter{
