@@ -1,8 +1,10 @@
 package broker
 
-// DescribeCluster: v0-1
+// DescribeCluster: v0-2
 //
-// Returns the cluster id, the controller and the live (unfenced) brokers. From
+// Returns the cluster id, the controller and the live (unfenced) brokers;
+// from v2 (KIP-1073) a request with IncludeFencedBrokers also gets the
+// fenced ones, flagged IsFenced. From
 // v1 the request names the endpoint type it wants: this listener serves
 // brokers (1); asking it for controllers (2) gets
 // UNSUPPORTED_ENDPOINT_TYPE, as Kafka. ClusterAuthorizedOperations is
@@ -14,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(kmsg.DescribeCluster, 0, 1, handleDescribeCluster) }
+func init() { register(kmsg.DescribeCluster, 0, 2, handleDescribeCluster) }
 
 // ACL operation codes of the operations the CLUSTER resource supports
 // (Kafka's AclOperation: CREATE 5, ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9,
@@ -45,11 +47,12 @@ func handleDescribeCluster(b *Broker, r *request) {
 	resp.ControllerID = im.ControllerID
 	for i := range im.Brokers {
 		br := onListener(&im.Brokers[i], r.c.ls.name)
-		if br == nil || br.Fenced {
-			continue // Kafka lists the live (unfenced) brokers only
+		if br == nil || br.Fenced && !(r.hdr.APIVersion >= 2 && req.IncludeFencedBrokers) {
+			continue // Kafka lists the live (unfenced) brokers unless asked
 		}
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port, rb.Rack = br.NodeID, br.Host, br.Port, br.Rack
+		rb.IsFenced = br.Fenced
 		resp.Brokers = append(resp.Brokers, rb)
 	}
 	resp.ClusterAuthorizedOperations = b.authorizedOperations(r, req.IncludeClusterAuthorizedOperations,

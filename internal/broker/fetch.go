@@ -1,6 +1,6 @@
 package broker
 
-// Fetch: v4-16
+// Fetch: v4-18
 //
 // Record data is never decoded: each partition's answer is a byte range of
 // whole batches in one segment file, written to the socket with sendfile.
@@ -31,6 +31,13 @@ package broker
 // field 1), and the response lists those leaders' endpoints (tagged field
 // 0), as Kafka, so consumers can redirect without a metadata round trip.
 //
+// v17 (KIP-853) adds the follower's ReplicaDirectoryId and v18 (KIP-1166)
+// the follower's known high watermark, both tagged request fields that
+// Kafka uses for KRaft's own replication only: a partition fetch ignores
+// them, and the response is v16's. From v13 topics are named by id: an id
+// this broker does not know answers UNKNOWN_TOPIC_ID for each of its
+// partitions (before authorization, which needs the name).
+//
 // The response body is encoded here rather than by kmsg because its record
 // fields are file regions; the layout follows the FetchResponse schema.
 
@@ -48,7 +55,7 @@ import (
 	"github.com/silkworm/silkworm/internal/wire"
 )
 
-func init() { register(kmsg.Fetch, 4, 16, handleFetch) }
+func init() { register(kmsg.Fetch, 4, 18, handleFetch) }
 
 // fetchPart is the answer for one partition.
 type fetchPart struct {

@@ -1,6 +1,6 @@
 package broker
 
-// ListOffsets: v1-8
+// ListOffsets: v1-11
 //
 // Timestamps: -1 latest (the high watermark, or the last stable offset
 // under read_committed), -2
@@ -9,13 +9,19 @@ package broker
 // with the leader epoch of its batch, or -1 when that record is not below the
 // high watermark, or the last stable offset under read_committed), -4
 // earliest local
-// (v8+, the log start offset: no tiered storage). A timestamp >= 0 finds
+// (v8+, the log start offset: no tiered storage), -5 latest tiered (v9+,
+// KIP-1005) and -6 earliest pending upload (v11+, KIP-1023): with no remote
+// storage Kafka answers offset, timestamp and leader epoch -1 without error.
+// A timestamp >= 0 finds
 // the first record whose timestamp is at or after it, using the time index
-// and then the records of the one batch found.
+// and then the records of the one batch found. The v10 TimeoutMillis bounds
+// remote-storage lookups, which never happen here.
 //
 // As Kafka: a partition named twice in one request gets INVALID_REQUEST
-// for each of its entries; an error or an offset not found answers
-// timestamp, offset and leader epoch -1.
+// for each of its entries; a negative timestamp that is not a sentinel, or
+// one newer than the request's version (Kafka's
+// timestampMinSupportedVersion), gets UNSUPPORTED_VERSION; an error or an
+// offset not found answers timestamp, offset and leader epoch -1.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -25,7 +31,7 @@ import (
 	"github.com/silkworm/silkworm/internal/storage"
 )
 
-func init() { register(kmsg.ListOffsets, 1, 8, handleListOffsets) }
+func init() { register(kmsg.ListOffsets, 1, 11, handleListOffsets) }
 
 func handleListOffsets(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.ListOffsetsRequest)
@@ -59,6 +65,11 @@ func handleListOffsets(b *Broker, r *request) {
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
+			if listOffsetsTimestampUnsupported(rp.Timestamp, r.hdr.APIVersion) {
+				sp.ErrorCode = kerr.UnsupportedVersion.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			if ts == nil || rp.Partition < 0 || int(rp.Partition) >= len(ts.partitions) {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				st.Partitions = append(st.Partitions, sp)
@@ -87,6 +98,10 @@ func handleListOffsets(b *Broker, r *request) {
 					}
 				case -2, -4:
 					sp.Offset = p.Log.LogStartOffset()
+				case -5, -6:
+					// No tiered storage: nothing uploaded, nothing pending.
+					st.Partitions = append(st.Partitions, sp)
+					continue
 				case -3:
 					// KAFKA-16310: the first record holding the largest
 					// timestamp, with its batch's leader epoch, if a
@@ -105,10 +120,6 @@ func handleListOffsets(b *Broker, r *request) {
 					st.Partitions = append(st.Partitions, sp)
 					continue
 				default:
-					if rp.Timestamp < 0 {
-						sp.ErrorCode = kerr.InvalidRequest.Code
-						break
-					}
 					off, ts, err := b.offsetForTimestamp(p.Log, rp.Timestamp, p.HighWatermark())
 					if err != nil {
 						sp.ErrorCode = errorCode(err)
@@ -125,6 +136,20 @@ func handleListOffsets(b *Broker, r *request) {
 		resp.Topics = append(resp.Topics, st)
 	}
 	r.respond(resp)
+}
+
+// listOffsetsMinVersion is the first ListOffsets version that knows each
+// negative timestamp (Kafka's timestampMinSupportedVersion).
+var listOffsetsMinVersion = map[int64]int16{-1: 1, -2: 1, -3: 7, -4: 8, -5: 9, -6: 11}
+
+// listOffsetsTimestampUnsupported reports whether a negative timestamp is
+// no sentinel, or one the request's version does not have.
+func listOffsetsTimestampUnsupported(ts int64, version int16) bool {
+	if ts >= 0 {
+		return false
+	}
+	first, ok := listOffsetsMinVersion[ts]
+	return !ok || version < first
 }
 
 // offsetForTimestamp finds the first record at or after ts below hw:

@@ -1,6 +1,6 @@
 package broker
 
-// Metadata: v0-12
+// Metadata: v0-13
 //
 // Topics may be named or (v10+) given by id. A null topic list (v1+; an
 // empty one in v0) means all topics. Unknown topics are created when
@@ -14,7 +14,8 @@ package broker
 // unknown id gets UNKNOWN_TOPIC_ID with the id echoed and a null name;
 // authorized operations (v8+) are INT32_MIN unless requested, and then,
 // with no authorizer, every operation the TOPIC (or, v8-10, CLUSTER)
-// resource supports.
+// resource supports. The v13 top-level ErrorCode (KIP-1102, for
+// REBOOTSTRAP_REQUIRED) is 0: as Kafka 4.x's broker, we never set it.
 
 import (
 	"errors"
@@ -25,7 +26,7 @@ import (
 	"github.com/silkworm/silkworm/internal/metadata"
 )
 
-func init() { register(kmsg.Metadata, 0, 12, handleMetadata) }
+func init() { register(kmsg.Metadata, 0, 13, handleMetadata) }
 
 func handleMetadata(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.MetadataRequest)

@@ -42,6 +42,8 @@ type request struct {
 	Scram  []ScramChange `json:"scram,omitempty"`
 	ACLs   []acl.Binding `json:"acls,omitempty"`
 	Quotas []QuotaChange `json:"quotas,omitempty"`
+
+	Features map[string]int16 `json:"features,omitempty"`
 }
 
 const (
@@ -61,6 +63,8 @@ const (
 	opCreateACLs         = "create_acls"
 	opDeleteACLs         = "delete_acls"
 	opAlterClientQuotas  = "alter_client_quotas"
+	opSetFeatures        = "set_features"
+	opDescribeQuorum     = "describe_quorum"
 	// opAppliedEpoch asks any node (not the controller) for the epoch of
 	// the image it has applied; see controller.waitPropagated.
 	opAppliedEpoch = "applied_epoch"
@@ -216,6 +220,23 @@ func (c *controller) handle(req *request) (any, error) {
 			return nil, fmt.Errorf("%w: topic currently has %d partitions, which is higher than the requested %d",
 				ErrInvalidPartitions, cur, req.Count)
 		}
+		if req.Assignment != nil {
+			// A manual assignment (CreatePartitions' Assignment): the
+			// new partitions get exactly these replicas.
+			if int64(len(req.Assignment)) != req.Count-int64(cur) {
+				return nil, fmt.Errorf("%w: %d assignments for %d new partitions",
+					ErrInvalidReplicaAssignment, len(req.Assignment), req.Count-int64(cur))
+			}
+			if _, err := manualTopic(im, req.Name, req.Assignment, nil); err != nil {
+				return nil, err
+			}
+			v, err := q.applyRecord(&record{Type: recCreatePartitions, Name: req.Name, Count: req.Count,
+				Assignments: req.Assignment})
+			if err == nil {
+				c.waitPropagated(q.image.Load().Epoch)
+			}
+			return v, err
+		}
 		rf := 1
 		if cur > 0 {
 			rf = len(t.Partitions[0].Replicas) - len(t.Partitions[0].AddingReplicas)
@@ -233,6 +254,8 @@ func (c *controller) handle(req *request) (any, error) {
 		return v, err
 	case opDeleteTopic:
 		return q.applyRecord(&record{Type: recDeleteTopic, Name: req.Name})
+	case opSetGroupConfigs:
+		return q.applyRecord(&record{Type: recSetGroupConfigs, Name: req.Name, Configs: req.Configs})
 	case opSetTopicConfigs:
 		return q.applyRecord(&record{Type: recSetTopicConfigs, Name: req.Name, Configs: req.Configs})
 	case opSetBrokerConfigs:
@@ -262,6 +285,10 @@ func (c *controller) handle(req *request) (any, error) {
 		return c.applyPropagated(&record{Type: recDeleteACLs, ACLs: req.ACLs})
 	case opAlterClientQuotas:
 		return c.applyPropagated(&record{Type: recAlterClientQuotas, Quotas: req.Quotas})
+	case opSetFeatures:
+		return c.applyPropagated(&record{Type: recSetFeatures, Features: req.Features})
+	case opDescribeQuorum:
+		return q.quorumStatus(), nil
 	}
 	return nil, fmt.Errorf("%w: unknown metadata request %q", ErrInvalidRequest, req.Op)
 }

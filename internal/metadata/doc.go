@@ -39,6 +39,11 @@
 //	               both stores apply them
 //	records.go     the record encoding (JSON, versioned by "v")
 //	transport.go   the controller listener: Raft and forwarding on one port
+//	features.go    SetFeatures: the finalized feature levels (Image.Features,
+//	               one set_features record; the broker validates them)
+//	quorumstatus.go DescribeQuorum: leader, term, commit index and each
+//	               replica's last index and answer times, recorded by a
+//	               wrapper of the Raft transport (heartbeat answers)
 //
 // On disk, QuorumConfig.Dir (e.g. <log.dir>/__cluster_metadata-0) holds
 // raft.db (a bbolt file with the Raft log and term/vote, raft-boltdb) and

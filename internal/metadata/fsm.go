@@ -191,6 +191,9 @@ func (x *txn) apply(r *record, index int64) (any, error) {
 		}
 		t.Configs = r.Configs
 		return nil, nil
+	case recSetGroupConfigs:
+		x.im.GroupConfigs = withGroupConfigs(x.im.GroupConfigs, r.Name, r.Configs)
+		return nil, nil
 	case recSetBrokerConfigs:
 		x.im.BrokerConfigs = r.Configs
 		return nil, nil
@@ -214,6 +217,9 @@ func (x *txn) apply(r *record, index int64) (any, error) {
 		return nil, nil
 	case recAlterClientQuotas:
 		x.alterClientQuotas(r.Quotas)
+		return nil, nil
+	case recSetFeatures:
+		x.im.Features = r.Features
 		return nil, nil
 	}
 	return nil, fmt.Errorf("%w: unknown metadata record type %q", ErrInvalidRequest, r.Type)

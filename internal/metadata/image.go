@@ -110,6 +110,10 @@ type Image struct {
 	BrokerConfigs  map[string]string `json:"broker_configs,omitempty"`
 	NextProducerID int64             `json:"next_producer_id"`
 
+	// GroupConfigs are the GROUP config overrides by group id
+	// (groupconfigs.go); shared between images, replaced on change.
+	GroupConfigs map[string]map[string]string `json:"group_configs,omitempty"`
+
 	// The security state, as KRaft keeps it in the metadata log so that
 	// every broker enforces the same set (see security.go). Readers must
 	// not modify it: it is shared between images. A change that does not
@@ -127,6 +131,12 @@ type Image struct {
 	// ClientQuotas are the client quotas, one entry per entity, sorted by
 	// entity; an entity without values has no entry.
 	ClientQuotas []quota.Entry `json:"client_quotas,omitempty"`
+
+	// Features are the finalized feature levels (metadata.version and the
+	// others, KIP-584), replaced whole by SetFeatures; nil until the first
+	// UpdateFeatures, when a broker uses its binary's defaults. Shared
+	// between images like the security state: never modified in place.
+	Features map[string]int16 `json:"features,omitempty"`
 }
 
 // BrokerByID finds a registered broker, or returns nil.

@@ -185,6 +185,23 @@ func (s *Local) CreatePartitions(name string, count int32) error {
 	return s.publishLocked(im)
 }
 
+// CreatePartitionsWithAssignment grows a topic to count partitions from a
+// manual assignment, which on a single node may name only this node.
+func (s *Local) CreatePartitionsWithAssignment(name string, count int32, assignment [][]int32) error {
+	// Images are immutable: checking one and then growing the topic
+	// under the lock (which checks the count again) is safe.
+	im := s.Image()
+	if t, ok := im.Topics[name]; ok && count > int32(len(t.Partitions)) {
+		if add := count - int32(len(t.Partitions)); int32(len(assignment)) != add {
+			return fmt.Errorf("%w: %d assignments for %d new partitions", ErrInvalidReplicaAssignment, len(assignment), add)
+		}
+		if _, err := manualTopic(im, name, assignment, nil); err != nil {
+			return err
+		}
+	}
+	return s.CreatePartitions(name, count)
+}
+
 // SetTopicConfigs replaces a topic's config overrides.
 func (s *Local) SetTopicConfigs(name string, configs map[string]string) error {
 	s.mu.Lock()

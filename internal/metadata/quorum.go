@@ -169,6 +169,7 @@ type Quorum struct {
 
 	raft      *raft.Raft
 	transport *raft.NetworkTransport
+	tracker   *trackingTransport // transport, recording followers' progress (quorumstatus.go)
 	mux       *mux
 	bolt      *raftboltdb.BoltStore
 
@@ -270,7 +271,8 @@ func OpenQuorum(cfg QuorumConfig) (*Quorum, error) {
 		q.closeStores()
 		return nil, fmt.Errorf("read metadata log: %w", err)
 	}
-	q.raft, err = raft.NewRaft(rc, &fsm{q: q}, q.bolt, q.bolt, snaps, q.transport)
+	q.tracker = newTrackingTransport(q.transport, q.raftLastIndex)
+	q.raft, err = raft.NewRaft(rc, &fsm{q: q}, q.bolt, q.bolt, snaps, q.tracker)
 	if err != nil {
 		q.closeStores()
 		return nil, fmt.Errorf("start raft: %w", err)
@@ -570,6 +572,14 @@ func (q *Quorum) DeleteTopic(name string) error {
 // the replication factor of partition 0.
 func (q *Quorum) CreatePartitions(name string, count int32) error {
 	_, err := call[any](q, &request{Op: opCreatePartitions, Name: name, Count: int64(count)})
+	return err
+}
+
+// CreatePartitionsWithAssignment grows a topic to count partitions, new
+// partition i (counting from the current count) with exactly the replicas
+// assignment[i]; see Store.
+func (q *Quorum) CreatePartitionsWithAssignment(name string, count int32, assignment [][]int32) error {
+	_, err := call[any](q, &request{Op: opCreatePartitions, Name: name, Count: int64(count), Assignment: assignment})
 	return err
 }
 

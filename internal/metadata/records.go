@@ -34,6 +34,7 @@ const (
 	recCreateACLs         recordType = "create_acls"
 	recDeleteACLs         recordType = "delete_acls"
 	recAlterClientQuotas  recordType = "alter_client_quotas"
+	recSetFeatures        recordType = "set_features"
 )
 
 // record is one entry of the metadata log, JSON encoded. Every decision
@@ -62,6 +63,9 @@ type record struct {
 	Scram  []ScramChange `json:"scram,omitempty"`
 	ACLs   []acl.Binding `json:"acls,omitempty"`
 	Quotas []QuotaChange `json:"quotas,omitempty"`
+
+	// Features is a set_features record's finalized levels (features.go).
+	Features map[string]int16 `json:"features,omitempty"`
 }
 
 type alterPartitionRecord struct {

@@ -21,6 +21,13 @@ type Store interface {
 	CreateTopicWithAssignment(name string, assignment [][]int32, configs map[string]string) (*Topic, error)
 	DeleteTopic(name string) error
 	CreatePartitions(name string, count int32) error
+	// CreatePartitionsWithAssignment grows a topic to count partitions;
+	// the i-th new partition gets exactly the replicas assignment[i], in
+	// that order (CreatePartitions with a manual Assignment). It fails
+	// as CreateTopicWithAssignment does for a bad replica list, and with
+	// ErrInvalidReplicaAssignment when the count of lists is not the
+	// count of new partitions.
+	CreatePartitionsWithAssignment(name string, count int32, assignment [][]int32) error
 	SetTopicConfigs(name string, configs map[string]string) error
 	SetBrokerConfigs(configs map[string]string) error
 	// SetSelf (re)registers this broker.
