@@ -2,6 +2,7 @@ package broker
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -101,6 +102,42 @@ func TestFidelityCreateTopicsManualAssignmentErrors(t *testing.T) {
 		got := resp.Topics[0]
 		if got.ErrorCode != kerr.InvalidReplicaAssignment.Code || got.ErrorMessage == nil || *got.ErrorMessage != c.msg {
 			t.Errorf("%s: code %d, message %v; want INVALID_REPLICA_ASSIGNMENT %q", c.name, got.ErrorCode, got.ErrorMessage, c.msg)
+		}
+	}
+}
+
+// TestFidelityCreateTopicsInvalidNameMessages: CreateTopics answers an
+// invalid name with INVALID_TOPIC_EXCEPTION and Kafka 4's message
+// (Topic.validate: "Topic name is invalid: <reason>").
+func TestFidelityCreateTopicsInvalidNameMessages(t *testing.T) {
+	tb := newTestBroker(t)
+	ctx := testCtx(t)
+	long := strings.Repeat("x", 250)
+	cases := map[string]string{
+		"":      "Topic name is invalid: the empty string is not allowed",
+		".":     "Topic name is invalid: '.' is not allowed",
+		"..":    "Topic name is invalid: '..' is not allowed",
+		long:    "Topic name is invalid: the length of '" + long + "' is longer than the max allowed length 249",
+		"a/b":   "Topic name is invalid: 'a/b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'",
+		"ünï":   "Topic name is invalid: 'ünï' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'",
+		"ok.a-": "",
+	}
+	for name, want := range cases {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.TimeoutMillis = 10000
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 1
+		req.Topics = append(req.Topics, rt)
+		resp := tb.request(ctx, req).(*kmsg.CreateTopicsResponse)
+		got := resp.Topics[0]
+		if want == "" {
+			if got.ErrorCode != 0 {
+				t.Errorf("%q: code %d, want success", name, got.ErrorCode)
+			}
+			continue
+		}
+		if got.ErrorCode != kerr.InvalidTopicException.Code || got.ErrorMessage == nil || *got.ErrorMessage != want {
+			t.Errorf("%q: code %d message %v, want INVALID_TOPIC_EXCEPTION %q", name, got.ErrorCode, got.ErrorMessage, want)
 		}
 	}
 }

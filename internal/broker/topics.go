@@ -29,20 +29,29 @@ func validateTopicName(name string) error {
 }
 
 func topicNameProblem(name string) error {
+	// Kafka 4's wording (Topic.validate): "Topic name is invalid: <reason>".
+	reason := ""
 	switch {
 	case name == "":
-		return errors.New("topic name is illegal, it can't be empty")
-	case name == "." || name == "..":
-		return errors.New("topic name cannot be \".\" or \"..\"")
+		reason = "the empty string is not allowed"
+	case name == ".":
+		reason = "'.' is not allowed"
+	case name == "..":
+		reason = "'..' is not allowed"
 	case len(name) > maxTopicNameLength:
-		return fmt.Errorf("topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLength, name)
-	}
-	for _, c := range name {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+		reason = fmt.Sprintf("the length of '%s' is longer than the max allowed length %d", name, maxTopicNameLength)
+	default:
+		for _, c := range name {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+				reason = fmt.Sprintf("'%s' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'", name)
+				break
+			}
 		}
 	}
-	return nil
+	if reason == "" {
+		return nil
+	}
+	return errors.New("Topic name is invalid: " + reason)
 }
 
 // isInternalTopic reports Kafka's internal topics.
