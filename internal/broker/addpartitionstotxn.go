@@ -1,19 +1,34 @@
 package broker
 
-// AddPartitionsToTxn: v0-3
+// AddPartitionsToTxn: v0-5
 //
-// Answered by the transaction coordinator (internal/txn). v4+ (KIP-890's
-// batched form sent by brokers to verify partitions) is not implemented.
+// Answered by the transaction coordinator (internal/txn). v0-3 come from
+// producers (one transaction; WRITE on the transactional id and on each
+// topic). v4+ come from brokers (KIP-890): a batch of transactions, each
+// added or, with verify_only, checked (a partition not in the ongoing
+// transaction is TRANSACTION_ABORTABLE); CLUSTER_ACTION on the cluster,
+// else the top-level error is CLUSTER_AUTHORIZATION_FAILED. v5 is sent
+// for Produce v12+ (transaction version 2).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(kmsg.AddPartitionsToTxn, 0, 3, handleAddPartitionsToTxn) }
+func init() { register(kmsg.AddPartitionsToTxn, 0, 5, handleAddPartitionsToTxn) }
 
 func handleAddPartitionsToTxn(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.AddPartitionsToTxnRequest)
+	if req.Version >= 4 {
+		if !b.authorizeCluster(r, kmsg.ACLOperationClusterAction) {
+			resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+			resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+			r.respond(resp)
+			return
+		}
+		go r.respond(b.txns.coord.AddPartitionsToTxn(req))
+		return
+	}
 	{
 		// WRITE on the transactional id, else every partition is
 		// TRANSACTIONAL_ID_AUTHORIZATION_FAILED; WRITE on each topic (and

@@ -217,6 +217,13 @@ func (m *isrManager) loop() {
 			if len(lag) == 0 {
 				continue
 			}
+			// Each AlterPartition may wait for the metadata request
+			// timeout when the quorum is gone: stop between partitions.
+			select {
+			case <-m.stop:
+				return
+			default:
+			}
 			isr := slices.DeleteFunc(p.ISR(), func(r int32) bool { return slices.Contains(lag, r) })
 			m.alter(p, isr, "shrink")
 		}

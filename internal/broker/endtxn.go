@@ -1,6 +1,10 @@
 package broker
 
-// EndTxn: v0-3
+// EndTxn: v0-5
+//
+// v5 (KIP-890 part 2, transaction version 2) bumps the producer epoch on
+// every transaction end: the markers carry the bumped epoch and the
+// response names the producer id and epoch to continue with.
 //
 // Deviation: answered once the COMMIT/ABORT markers are written to every
 // partition of the transaction and the transaction is complete (Kafka
@@ -13,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(kmsg.EndTxn, 0, 3, handleEndTxn) }
+func init() { register(kmsg.EndTxn, 0, 5, handleEndTxn) }
 
 func handleEndTxn(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.EndTxnRequest)

@@ -1,6 +1,8 @@
 package broker
 
-// InitProducerId: v0-4
+// InitProducerId: v0-5
+//
+// v5 is v4 from clients that know transaction version 2 (KIP-890).
 //
 // A transactional id is answered by the transaction coordinator
 // (internal/txn: epoch bump, fencing, abort of an ongoing transaction),
@@ -15,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(kmsg.InitProducerID, 0, 4, handleInitProducerID) }
+func init() { register(kmsg.InitProducerID, 0, 5, handleInitProducerID) }
 
 const producerIDBlock = 1000
 

@@ -1,6 +1,6 @@
 package broker
 
-// Produce: v3-11
+// Produce: v3-13
 //
 // Each partition must carry exactly one v2 record batch (Kafka's rule for
 // v3+). The batch is validated (structure, CRC-32C, codec, record framing;
@@ -16,8 +16,8 @@ package broker
 // does. Transactional batches are appended like idempotent ones (the log
 // checks producer id and epoch, so a fenced producer gets
 // INVALID_PRODUCER_EPOCH) and open a transaction in the partition, which
-// holds the last stable offset back until its marker. Whether the
-// partition was added to the transaction is not verified (KIP-890).
+// holds the last stable offset back until its marker.
+//
 // Control batches from clients get INVALID_RECORD. Keyless records sent to
 // a compacted topic get INVALID_RECORD naming each one in record_errors
 // (v8+, KIP-467), with Kafka's LogValidator messages; the batch is refused
@@ -27,6 +27,24 @@ package broker
 // a NOT_LEADER_OR_FOLLOWER answer names the current leader and epoch, and
 // the response lists that leader's endpoint, so clients can redirect
 // without a metadata round trip.
+//
+// Transaction verification (KIP-890): before a producer's first
+// transactional batch in a partition (no transaction of it open there),
+// the leader asks the transaction coordinator whether the partition is in
+// the producer's ongoing transaction (AddPartitionsToTxn v4 VerifyOnly,
+// transaction.partition.verification.enable, default true); from v12,
+// when the cluster's transaction.version is 2, it adds the partition
+// instead (AddPartitionsToTxn v5: the client sends no
+// AddPartitionsToTxn). Errors as Kafka's ReplicaManager: INVALID_TXN_STATE
+// (TRANSACTION_ABORTABLE from v11), INVALID_PRODUCER_EPOCH when fenced,
+// NOT_ENOUGH_REPLICAS while the coordinator cannot answer. Deviation: no
+// verification guard is kept between the answer and the append (Kafka's
+// VerificationGuard), so a marker written in between is not noticed; with
+// EndTxn v5 the marker's bumped epoch fences such a write anyway.
+// Requests with transactional batches run off the io goroutine.
+//
+// v13 names topics by id (KIP-516/KIP-1112): an unknown id is
+// UNKNOWN_TOPIC_ID and the response names topics by id.
 
 import (
 	"encoding/binary"
@@ -44,29 +62,59 @@ import (
 	"github.com/silkworm/silkworm/internal/record"
 )
 
-func init() { register(kmsg.Produce, 3, 11, handleProduce) }
+func init() { register(kmsg.Produce, 3, 13, handleProduce) }
 
 func handleProduce(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.ProduceRequest)
+	if req.TransactionID != nil && hasTransactionalBatch(req) {
+		// Verifying the transaction may ask a remote coordinator: off the
+		// io goroutine (responses still leave in request order).
+		go b.produce(r, req)
+		return
+	}
+	b.produce(r, req)
+}
+
+func (b *Broker) produce(r *request, req *kmsg.ProduceRequest) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	resp.ThrottleMillis = b.throttle(r, quota.ProduceBytes, float64(r.size))
 	failed := false
 	var waits []produceWait
+	// v13 names topics by id (KIP-516): resolve them first.
+	names := make([]string, len(req.Topics))
+	for ti, rt := range req.Topics {
+		names[ti] = rt.Topic
+		if req.Version >= 13 {
+			names[ti] = ""
+			if mt := b.meta.Image().TopicByID(rt.TopicID); mt != nil && rt.TopicID != [16]byte{} {
+				names[ti] = mt.Name
+			}
+		}
+	}
 	// Authorization: WRITE on the transactional id when the records are
 	// transactional (Kafka's hasTransactionalRecords), WRITE on each topic.
 	txnDenied := req.TransactionID != nil && b.authz.acl != nil && hasTransactionalBatch(req) &&
 		!b.authorize(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTransactionalId, *req.TransactionID)
+	denials := make([]int16, len(req.Topics))
+	for ti := range req.Topics {
+		switch {
+		case names[ti] == "":
+			denials[ti] = kerr.UnknownTopicID.Code
+		case txnDenied:
+			denials[ti] = kerr.TransactionalIDAuthorizationFailed.Code
+		case !b.authorize(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic, names[ti]):
+			denials[ti] = kerr.TopicAuthorizationFailed.Code
+		}
+	}
+	// Only authorized partitions are verified (or added to the
+	// transaction).
+	verified := b.verifyProduce(req, names, denials)
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
-		st.Topic = rt.Topic
-		ts := b.topic(rt.Topic)
-		denied := int16(0)
-		switch {
-		case txnDenied:
-			denied = kerr.TransactionalIDAuthorizationFailed.Code
-		case !b.authorize(r, kmsg.ACLOperationWrite, kmsg.ACLResourceTypeTopic, rt.Topic):
-			denied = kerr.TopicAuthorizationFailed.Code
-		}
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		name := names[ti]
+		ts := b.topic(name)
+		denied := denials[ti]
 		for pi, rp := range rt.Partitions {
 			if denied != 0 {
 				sp := kmsg.NewProduceResponseTopicPartition()
@@ -75,7 +123,7 @@ func handleProduce(b *Broker, r *request) {
 				failed = true
 				continue
 			}
-			sp, w := b.producePartition(ts, req, rt.Topic, &rp)
+			sp, w := b.producePartition(ts, req, name, &rp, verified[name][rp.Partition])
 			if sp.ErrorCode != 0 {
 				failed = true
 			}
@@ -102,6 +150,63 @@ func handleProduce(b *Broker, r *request) {
 	b.respondProduce(r, resp)
 }
 
+// verification is the outcome of a transaction verification for one
+// partition: a produce error code and its message.
+type verification struct {
+	code int16
+	msg  string
+}
+
+// verifyProduce checks with the transaction coordinator that the
+// partitions where a transactional producer has no transaction open yet
+// belong to its ongoing transaction (KIP-890 part 1,
+// transaction.partition.verification.enable), or adds them (Produce v12+,
+// part 2). Partitions that need no check are absent from the result.
+func (b *Broker) verifyProduce(req *kmsg.ProduceRequest, names []string, denials []int16) map[string]map[int32]verification {
+	if req.TransactionID == nil || *req.TransactionID == "" || !hasTransactionalBatch(req) {
+		return nil
+	}
+	add := req.Version >= 12 && b.txnVersion2()
+	if !add && !b.txnVerificationEnabled() {
+		return nil
+	}
+	parts := map[string][]int32{}
+	producerID, epoch := int64(-1), int16(-1)
+	for ti, rt := range req.Topics {
+		if denials[ti] != 0 {
+			continue
+		}
+		for _, rp := range rt.Partitions {
+			h, err := record.ParseHeader(rp.Records)
+			if err != nil || !h.IsTransactional() || h.ProducerID < 0 {
+				continue
+			}
+			_, p := b.partition(names[ti], rp.Partition)
+			if p == nil || !p.IsLeader() {
+				continue
+			}
+			if _, open := p.Log.OngoingTxnStart(h.ProducerID); open {
+				continue
+			}
+			producerID, epoch = h.ProducerID, h.ProducerEpoch
+			parts[names[ti]] = append(parts[names[ti]], rp.Partition)
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	codes := b.verifyTxn(*req.TransactionID, producerID, epoch, parts, add)
+	out := map[string]map[int32]verification{}
+	for topic, ps := range codes {
+		out[topic] = map[int32]verification{}
+		for p, code := range ps {
+			c, msg := verificationError(code, req.Version > 10)
+			out[topic][p] = verification{c, msg}
+		}
+	}
+	return out
+}
+
 // respondProduce sends a produce response, naming current leaders from v10.
 func (b *Broker) respondProduce(r *request, resp *kmsg.ProduceResponse) {
 	if r.hdr.APIVersion >= 10 {
@@ -119,7 +224,7 @@ type produceWait struct {
 	topic, part int // indexes in the response
 }
 
-func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition) (kmsg.ProduceResponseTopicPartition, produceWait) {
+func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition, v verification) (kmsg.ProduceResponseTopicPartition, produceWait) {
 	sp := kmsg.NewProduceResponseTopicPartition()
 	sp.Partition = rp.Partition
 	fail := func(code int16, msg string) (kmsg.ProduceResponseTopicPartition, produceWait) {
@@ -167,6 +272,9 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 	}
 	if info.Transactional && (info.ProducerID < 0 || req.TransactionID == nil) {
 		return fail(kerr.InvalidRecord.Code, "a transactional batch needs a producer id and a transactional id")
+	}
+	if v.code != 0 {
+		return fail(v.code, v.msg)
 	}
 	if c, ok := record.ParseCompression(cfg.CompressionType); ok && c != info.Compression {
 		batch, err = record.Recompress(batch, c, maxUncompressed(int32(cfg.MaxMessageBytes)))
@@ -236,7 +344,13 @@ func (b *Broker) produceCurrentLeaders(r *request, resp *kmsg.ProduceResponse) {
 			if im == nil {
 				im = b.meta.Image()
 			}
-			leader, epoch, br := currentLeader(im, rt.Topic, sp.Partition, r.c.ls.name)
+			name := rt.Topic
+			if r.hdr.APIVersion >= 13 {
+				if mt := im.TopicByID(rt.TopicID); mt != nil {
+					name = mt.Name
+				}
+			}
+			leader, epoch, br := currentLeader(im, name, sp.Partition, r.c.ls.name)
 			if br == nil {
 				continue
 			}

@@ -80,7 +80,7 @@ func (b *Broker) startTxns() error {
 			if !p.IsLeader() {
 				continue
 			}
-			if err := tc.LoadPartition(p.Index, stateLog{p}); err != nil {
+			if err := tc.LoadPartition(p.Index, coordLog{stateLog{p}, b.stopWatch}); err != nil {
 				tc.Close()
 				return err
 			}
@@ -143,7 +143,7 @@ func (h txnHost) StateLog(p int32) (txn.Log, error) {
 	if !part.IsLeader() {
 		return nil, fmt.Errorf("%s-%d: %w", transactionStateTopic, p, partition.ErrNotLeader)
 	}
-	return stateLog{part}, nil
+	return coordLog{stateLog{part}, h.b.stopWatch}, nil
 }
 
 func (h txnHost) NextProducerID() (int64, error) { return h.b.nextProducerID() }
@@ -210,7 +210,7 @@ func (b *Broker) sendMarkers(im *metadata.Image, node int32, m txn.Markers, part
 		mk.Topics = append(mk.Topics, mt)
 	}
 	req.Markers = append(req.Markers, mk)
-	ctx, cancel := context.WithTimeout(context.Background(), markerTimeout)
+	ctx, cancel := b.closingContext(markerTimeout)
 	defer cancel()
 	resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
 	if err != nil {
@@ -271,7 +271,7 @@ func (b *Broker) writeMarker(topic string, index int32, producerID int64, epoch 
 	if p == nil {
 		return kerr.UnknownTopicOrPartition.Code
 	}
-	if err := appendCommitted(p, controlBatch(producerID, epoch, commit, coordinatorEpoch)); err != nil {
+	if err := appendCommittedUntil(p, controlBatch(producerID, epoch, commit, coordinatorEpoch), b.stopWatch); err != nil {
 		b.log.Debug("write transaction marker", "partition", p.String(), "err", err)
 		return errorCode(err)
 	}
@@ -284,6 +284,15 @@ func (b *Broker) writeMarker(topic string, index int32, producerID int64, epoch 
 // appendCommitted appends batch as leader and waits until the high
 // watermark passes it.
 func appendCommitted(p *partition.Partition, batch []byte) error {
+	return appendCommittedUntil(p, batch, nil)
+}
+
+// errBrokerClosing is a wait for the ISR cut short by Close.
+var errBrokerClosing = errors.New("broker is shutting down")
+
+// appendCommittedUntil is appendCommitted that gives up when stop is
+// closed (the broker is closing: its ISR may never catch up again).
+func appendCommittedUntil(p *partition.Partition, batch []byte, stop <-chan struct{}) error {
 	res, err := p.AppendAsLeader(batch, 0)
 	if err != nil {
 		return err
@@ -302,6 +311,8 @@ func appendCommitted(p *partition.Partition, batch []byte) error {
 		}
 		select {
 		case <-wake:
+		case <-stop:
+			return fmt.Errorf("%s: waiting for the high watermark to reach %d: %w", p, res.LastOffset+1, errBrokerClosing)
 		case <-timer.C:
 			return fmt.Errorf("%s: high watermark did not reach %d: %w", p, res.LastOffset+1, errMarkerTimeout)
 		}
@@ -324,3 +335,166 @@ func (l stateLog) Append(batch []byte) error {
 func (l stateLog) Replay(fn func(batch []byte) error) error { return offsetsLog{l.p}.Replay(fn) }
 
 func (l stateLog) LeaderEpoch() int32 { return l.p.LeaderEpoch() }
+
+// coordLog is the transaction coordinator's stateLog: its appends stop
+// waiting for the ISR when the broker closes.
+type coordLog struct {
+	stateLog
+	stop <-chan struct{}
+}
+
+func (l coordLog) Append(batch []byte) error {
+	if err := appendCommittedUntil(l.p, batch, l.stop); err != nil {
+		return fmt.Errorf("append to %s: %w", l.p, err)
+	}
+	return nil
+}
+
+// StateLogs returns the __transaction_state partitions this node leads.
+func (h txnHost) StateLogs() map[int32]txn.Log {
+	out := map[int32]txn.Log{}
+	ts := h.b.topic(transactionStateTopic)
+	if ts == nil {
+		return out
+	}
+	for i, p := range ts.partitions {
+		if p != nil && p.IsLeader() {
+			out[int32(i)] = coordLog{stateLog{p}, h.b.stopWatch}
+		}
+	}
+	return out
+}
+
+// verificationTimeout bounds an AddPartitionsToTxn sent to a remote
+// coordinator to verify a transactional produce.
+const verificationTimeout = 10 * time.Second
+
+// verifyTxn asks the coordinator of transactional id whether parts are in
+// the producer's ongoing transaction (KIP-890 part 1, VerifyOnly), or with
+// add set adds them (part 2: Produce v12+, TxnOffsetCommit v5+). The
+// coordinator is this node (a direct call) or another broker (an
+// AddPartitionsToTxn v4/v5 request, as Kafka's AddPartitionsToTxnManager
+// sends). It returns the coordinator's code per partition; failing to
+// reach it is COORDINATOR_NOT_AVAILABLE or NETWORK_EXCEPTION.
+func (b *Broker) verifyTxn(id string, producerID int64, epoch int16, parts map[string][]int32, add bool) map[string]map[int32]int16 {
+	all := func(code int16) map[string]map[int32]int16 {
+		out := map[string]map[int32]int16{}
+		for topic, ps := range parts {
+			out[topic] = map[int32]int16{}
+			for _, p := range ps {
+				out[topic][p] = code
+			}
+		}
+		return out
+	}
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version = 4
+	if add {
+		req.Version = 5
+	}
+	tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = id, producerID, epoch, !add
+	for topic, ps := range parts {
+		rt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+		rt.Topic, rt.Partitions = topic, ps
+		tx.Topics = append(tx.Topics, rt)
+	}
+	req.Transactions = append(req.Transactions, tx)
+
+	im := b.meta.Image()
+	st := im.Topics[transactionStateTopic]
+	if st == nil || len(st.Partitions) == 0 {
+		return all(kerr.CoordinatorNotAvailable.Code)
+	}
+	leader := st.Partitions[txn.PartitionFor(id, int32(len(st.Partitions)))].Leader
+	var resp *kmsg.AddPartitionsToTxnResponse
+	if leader == b.nodeID {
+		resp = b.txns.coord.AddPartitionsToTxn(req)
+	} else {
+		br := onListener(im.BrokerByID(leader), b.cfg.InterBrokerListenerName)
+		if leader < 0 || br == nil {
+			return all(kerr.CoordinatorNotAvailable.Code)
+		}
+		cl, err := b.txns.client(leader, net.JoinHostPort(br.Host, strconv.Itoa(int(br.Port))))
+		if err != nil {
+			return all(kerr.CoordinatorNotAvailable.Code)
+		}
+		ctx, cancel := b.closingContext(verificationTimeout)
+		defer cancel()
+		resp, err = req.RequestWith(ctx, cl.SeedBrokers()[0])
+		if err != nil {
+			b.log.Debug("transaction verification", "transactional.id", id, "coordinator", leader, "err", err)
+			return all(kerr.NetworkException.Code)
+		}
+		if resp.ErrorCode != 0 {
+			code := resp.ErrorCode
+			if code == kerr.ClusterAuthorizationFailed.Code {
+				code = kerr.InvalidTxnState.Code // as Kafka's AddPartitionsToTxnManager
+			}
+			return all(code)
+		}
+	}
+	out := all(kerr.UnknownServerError.Code)
+	for _, rtx := range resp.Transactions {
+		for _, rt := range rtx.Topics {
+			for _, rp := range rt.Partitions {
+				if out[rt.Topic] != nil {
+					out[rt.Topic][rp.Partition] = rp.ErrorCode
+				}
+			}
+		}
+	}
+	return out
+}
+
+// verificationError turns a coordinator's answer to a transaction
+// verification into the error a produce (or TxnOffsetCommit) partition
+// gets, as Kafka's ReplicaManager does: retriable coordinator trouble is
+// NOT_ENOUGH_REPLICAS (which old clients retry without a metadata
+// refresh), a fenced producer INVALID_PRODUCER_EPOCH, and
+// TRANSACTION_ABORTABLE only for clients that know it (genericErrors);
+// others get INVALID_TXN_STATE.
+func verificationError(code int16, genericErrors bool) (int16, string) {
+	switch code {
+	case 0:
+		return 0, ""
+	case kerr.InvalidTxnState.Code:
+		return code, "Partition was not added to the transaction"
+	case kerr.ConcurrentTransactions.Code, kerr.NetworkException.Code, kerr.CoordinatorLoadInProgress.Code,
+		kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code:
+		return kerr.NotEnoughReplicas.Code, "Unable to verify the partition has been added to the transaction. Underlying error: " +
+			kerr.ErrorForCode(code).(*kerr.Error).Message
+	case kerr.ProducerFenced.Code:
+		return kerr.InvalidProducerEpoch.Code, ""
+	case kerr.TransactionAbortable.Code:
+		if !genericErrors {
+			return kerr.InvalidTxnState.Code, "Partition was not added to the transaction"
+		}
+	}
+	return code, ""
+}
+
+// txnVerificationEnabled is transaction.partition.verification.enable.
+func (b *Broker) txnVerificationEnabled() bool {
+	return boolConfig(b.cfg, "transaction.partition.verification.enable", true)
+}
+
+// closingContext is a context with timeout d that Close cancels too.
+func (b *Broker) closingContext(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	go func() { // ends with ctx: the caller cancels it when done
+		select {
+		case <-b.stopWatch:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// txnVersion2 reports whether the cluster's finalized transaction.version
+// is 2 or more (KIP-890 part 2): Produce v12+ and TxnOffsetCommit v5 then
+// add their partition to the transaction, as Kafka does only then.
+func (b *Broker) txnVersion2() bool {
+	return finalizedFeatures(b.meta.Image())[featureTxnVersion] >= 2
+}

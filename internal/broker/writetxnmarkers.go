@@ -2,10 +2,13 @@ package broker
 
 // WriteTxnMarkers: v0-1
 //
-// Sent by a transaction coordinator on another broker: each marker is
-// appended to the named partitions this broker leads (NOT_LEADER_OR_FOLLOWER
-// otherwise) and waits for the ISR. The coordinator epoch is written in
-// the marker but not checked against earlier markers.
+// Sent by a transaction coordinator on another broker (or by an admin
+// aborting a hanging transaction): each marker is appended to the named
+// partitions this broker leads (NOT_LEADER_OR_FOLLOWER otherwise) and
+// waits for the ISR. A marker whose coordinator epoch is below that of
+// the producer's last marker in the partition comes from a deposed
+// coordinator: TRANSACTION_COORDINATOR_FENCED, as Kafka's producer state
+// check.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -29,10 +32,13 @@ func handleWriteTxnMarkers(b *Broker, r *request) {
 				for _, p := range t.Partitions {
 					rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 					rp.Partition = p
-					if clusterOK {
-						rp.ErrorCode = b.writeMarker(t.Topic, p, m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch)
-					} else {
+					switch {
+					case !clusterOK:
 						rp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+					case b.markerFenced(t.Topic, p, m.ProducerID, m.CoordinatorEpoch):
+						rp.ErrorCode = kerr.TransactionCoordinatorFenced.Code
+					default:
+						rp.ErrorCode = b.writeMarker(t.Topic, p, m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch)
 					}
 					rt.Partitions = append(rt.Partitions, rp)
 				}
@@ -42,4 +48,15 @@ func handleWriteTxnMarkers(b *Broker, r *request) {
 		}
 		r.respond(resp)
 	}()
+}
+
+// markerFenced reports whether a marker of coordinator epoch epoch is
+// older than the producer's last marker in a partition this broker holds.
+func (b *Broker) markerFenced(topic string, index int32, producerID int64, epoch int32) bool {
+	_, p := b.partition(topic, index)
+	if p == nil {
+		return false
+	}
+	last, ok := p.Log.CoordinatorEpoch(producerID)
+	return ok && epoch < last
 }

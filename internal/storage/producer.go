@@ -204,3 +204,78 @@ func decodeProducerSnapshot(b []byte) (*producerState, error) {
 	}
 	return ps, nil
 }
+
+// ProducerInfo is one producer of a partition as DescribeProducers
+// reports it (Kafka's ProducerStateEntry, seen from outside).
+type ProducerInfo struct {
+	ProducerID    int64
+	ProducerEpoch int16
+	// LastSequence is the last sequence number appended, -1 when the
+	// producer's current epoch has no data batch yet.
+	LastSequence int32
+	// LastTimestamp is the max timestamp of its last data batch, -1 when
+	// none.
+	LastTimestamp int64
+	// CoordinatorEpoch is the coordinator epoch of its last transaction
+	// marker, -1 when none was written.
+	CoordinatorEpoch int32
+	// CurrentTxnStartOffset is the first offset of its ongoing
+	// transaction in this partition, -1 when none is open.
+	CurrentTxnStartOffset int64
+}
+
+// Producers lists the producers this log holds state for, by producer id.
+// Safe for concurrent use with appends.
+func (l *Log) Producers() []ProducerInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.txnMu.RLock()
+	defer l.txnMu.RUnlock()
+	out := make([]ProducerInfo, 0, len(l.producers.producers))
+	for id, e := range l.producers.producers {
+		pi := ProducerInfo{ProducerID: id, ProducerEpoch: e.epoch, LastSequence: e.lastSeq(),
+			LastTimestamp: -1, CoordinatorEpoch: -1, CurrentTxnStartOffset: -1}
+		if len(e.batches) > 0 || e.lastTimestamp != 0 {
+			pi.LastTimestamp = e.lastTimestamp
+		}
+		if l.txns != nil {
+			if ce, ok := l.txns.coordinatorEpochs[id]; ok {
+				pi.CoordinatorEpoch = ce
+			}
+			if first, ok := l.txns.ongoing[id]; ok {
+				pi.CurrentTxnStartOffset = first
+			}
+		}
+		out = append(out, pi)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ProducerID < out[j].ProducerID })
+	return out
+}
+
+// OngoingTxnStart returns the first offset of producerID's ongoing
+// transaction in this log, and false when it has none open here (a
+// transactional batch would then start one: the broker verifies it with
+// the transaction coordinator first, KIP-890).
+func (l *Log) OngoingTxnStart(producerID int64) (int64, bool) {
+	l.txnMu.RLock()
+	defer l.txnMu.RUnlock()
+	if l.txns == nil {
+		return -1, false
+	}
+	first, ok := l.txns.ongoing[producerID]
+	return first, ok
+}
+
+// CoordinatorEpoch is the coordinator epoch of producerID's last
+// transaction marker in this log, and false when it has none. A marker
+// from an older coordinator epoch comes from a coordinator that lost its
+// partition (TRANSACTION_COORDINATOR_FENCED).
+func (l *Log) CoordinatorEpoch(producerID int64) (int32, bool) {
+	l.txnMu.RLock()
+	defer l.txnMu.RUnlock()
+	if l.txns == nil {
+		return -1, false
+	}
+	e, ok := l.txns.coordinatorEpochs[producerID]
+	return e, ok
+}

@@ -36,9 +36,14 @@ type AbortedTxn struct {
 type txnState struct {
 	ongoing map[int64]int64 // producer id -> first offset of its open transaction
 	aborted []AbortedTxn    // ascending LastOffset
+	// coordinatorEpochs is, per producer id, the coordinator epoch of its
+	// last marker (DescribeProducers' LatestCoordinatorEpoch).
+	coordinatorEpochs map[int64]int32
 }
 
-func newTxnState() *txnState { return &txnState{ongoing: map[int64]int64{}} }
+func newTxnState() *txnState {
+	return &txnState{ongoing: map[int64]int64{}, coordinatorEpochs: map[int64]int32{}}
+}
 
 // update applies one appended batch. marker is the control record type
 // for a control batch (-1 when it could not be read or for data).
@@ -82,20 +87,35 @@ func MarkerType(batch []byte) (int16, error) {
 	return int16(binary.BigEndian.Uint16(recs[0].Key[2:])), nil
 }
 
+// markerCoordinatorEpoch reads the coordinator epoch from a control
+// batch's marker value (version int16, coordinator epoch int32).
+func markerCoordinatorEpoch(batch []byte) (int32, bool) {
+	recs, err := record.Records(batch, 1<<20)
+	if err != nil || len(recs) == 0 || len(recs[0].Value) < 6 {
+		return 0, false
+	}
+	return int32(binary.BigEndian.Uint32(recs[0].Value[2:])), true
+}
+
 // updateTxnLocked applies an appended batch to the transaction state.
 func (l *Log) updateTxnLocked(h *record.Header, batch []byte) {
 	if !h.IsTransactional() || h.ProducerID < 0 {
 		return
 	}
 	marker := int16(-1)
+	coordEpoch, haveEpoch := int32(0), false
 	if h.IsControl() {
 		var err error
 		if marker, err = MarkerType(batch); err != nil {
 			l.logger.Warn("unreadable transaction marker", "offset", h.BaseOffset, "err", err)
 		}
+		coordEpoch, haveEpoch = markerCoordinatorEpoch(batch)
 	}
 	l.txnMu.Lock()
 	l.txns.update(h, marker)
+	if haveEpoch {
+		l.txns.coordinatorEpochs[h.ProducerID] = coordEpoch
+	}
 	l.firstUnstable.Store(l.txns.firstUnstable())
 	l.txnMu.Unlock()
 }
@@ -126,6 +146,9 @@ func (l *Log) loadTxnStateLocked() error {
 					}
 					if marker, err = MarkerType(batch); err != nil {
 						l.logger.Warn("unreadable transaction marker", "offset", h.BaseOffset, "err", err)
+					}
+					if e, ok := markerCoordinatorEpoch(batch); ok {
+						ts.coordinatorEpochs[h.ProducerID] = e
 					}
 				}
 				ts.update(&h, marker)

@@ -55,6 +55,9 @@ type Host interface {
 	PartitionExists(topic string, p int32) bool
 	// GroupPartition is the __consumer_offsets partition of a group.
 	GroupPartition(group string) (topic string, p int32)
+	// StateLogs returns the __transaction_state partitions this node
+	// leads now, by partition, without creating the topic.
+	StateLogs() map[int32]Log
 }
 
 // State is a transaction's state, numbered as Kafka's TransactionState.
@@ -87,6 +90,8 @@ func (s State) String() string {
 		return "CompleteAbort"
 	case Dead:
 		return "Dead"
+	case prepareEpochFence:
+		return "PrepareEpochFence"
 	}
 	return fmt.Sprintf("State(%d)", int8(s))
 }
@@ -102,6 +107,11 @@ type meta struct {
 	partitions map[string]map[int32]struct{}
 	start      time.Time // when the current transaction began
 	updated    time.Time
+	// bumped is set when the last EndTxn bumped the epoch (v5+,
+	// KIP-890 part 2): a retry of it comes with epoch-1, or with
+	// prevProducerID when the bump allocated a new id. Not persisted.
+	bumped         bool
+	prevProducerID int64
 }
 
 func (m meta) clone() meta {
@@ -354,6 +364,7 @@ func (c *Coordinator) abortLocked(t *txn) int16 {
 	if m.epoch < math.MaxInt16-1 {
 		m.epoch++
 	}
+	m.bumped = false // a fence, not an EndTxn: the old epoch is fenced
 	m.state = PrepareAbort
 	if err := c.writeLocked(t, m); err != nil {
 		c.logger.Warn("abort transaction", "transactional.id", t.id, "err", err)
@@ -413,12 +424,21 @@ func (c *Coordinator) timeoutLoop() {
 // bumping its epoch so the producer is fenced. The timeout goroutine
 // calls it every AbortCheckInterval.
 func (c *Coordinator) AbortTimedOut() {
+	c.loadLed()
 	c.mu.Lock()
 	txns := slices.Collect(maps.Values(c.txns))
 	c.mu.Unlock()
 	now := c.clock()
 	for _, t := range txns {
-		t.mu.Lock()
+		if c.isClosed() {
+			return
+		}
+		// A transaction busy with a request (or writing markers) is
+		// looked at again on the next check: never wait behind it, so
+		// Close is not held up by a slow marker write.
+		if !t.mu.TryLock() {
+			continue
+		}
 		if t.meta.state == Ongoing && now.Sub(t.meta.start) > t.meta.timeout {
 			c.logger.Info("aborting timed out transaction", "transactional.id", t.id, "producer.id", t.meta.producerID)
 			c.abortLocked(t)

@@ -47,6 +47,7 @@ type fakeHost struct {
 }
 
 func (h *fakeHost) StateLog(int32) (Log, error) { return h.log, nil }
+func (h *fakeHost) StateLogs() map[int32]Log    { return map[int32]Log{0: h.log} }
 func (h *fakeHost) NextProducerID() (int64, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

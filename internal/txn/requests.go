@@ -1,7 +1,9 @@
 package txn
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -54,6 +56,7 @@ func (c *Coordinator) InitProducerID(req *kmsg.InitProducerIDRequest) *kmsg.Init
 		m.epoch++
 	}
 	m.timeout = timeout
+	m.bumped = false
 	m.state = Empty
 	m.partitions = nil
 	m.start = time.Time{}
@@ -116,54 +119,150 @@ func (c *Coordinator) lookup(id string) (*txn, int16) {
 	return t, code
 }
 
-// AddPartitionsToTxn handles AddPartitionsToTxn v0-3. Unknown partitions
-// get UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED.
+// AddPartitionsToTxn handles AddPartitionsToTxn: v0-3 from producers
+// (one transaction), v4+ from brokers (a batch of transactions, each
+// either added or, with VerifyOnly, checked: KIP-890). Unknown partitions
+// get UNKNOWN_TOPIC_OR_PARTITION and the transaction's other partitions
+// OPERATION_NOT_ATTEMPTED. The caller has authorized the request.
 func (c *Coordinator) AddPartitionsToTxn(req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+	if req.Version < 4 {
+		parts := map[string][]int32{}
+		for _, rt := range req.Topics {
+			parts[rt.Topic] = append(parts[rt.Topic], rt.Partitions...)
+		}
+		codes := c.addOrVerify(req.TransactionalID, req.ProducerID, req.ProducerEpoch, parts, false, req.Version)
+		for _, rt := range req.Topics {
+			st := kmsg.NewAddPartitionsToTxnResponseTopic()
+			st.Topic = rt.Topic
+			for _, p := range rt.Partitions {
+				sp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = p, codes[rt.Topic][p]
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp
+	}
+	for _, rtx := range req.Transactions {
+		parts := map[string][]int32{}
+		for _, rt := range rtx.Topics {
+			parts[rt.Topic] = append(parts[rt.Topic], rt.Partitions...)
+		}
+		codes := c.addOrVerify(rtx.TransactionalID, rtx.ProducerID, rtx.ProducerEpoch, parts, rtx.VerifyOnly, req.Version)
+		resp.Transactions = append(resp.Transactions, transactionResult(rtx.TransactionalID, parts, codes))
+	}
+	return resp
+}
+
+// transactionResult builds one transaction's part of an AddPartitionsToTxn
+// v4+ response from per-partition codes.
+func transactionResult(id string, parts map[string][]int32, codes map[string]map[int32]int16) kmsg.AddPartitionsToTxnResponseTransaction {
+	rt := kmsg.NewAddPartitionsToTxnResponseTransaction()
+	rt.TransactionalID = id
+	for _, topic := range slices.Sorted(maps.Keys(parts)) {
+		st := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+		st.Topic = topic
+		for _, p := range parts[topic] {
+			sp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+			sp.Partition, sp.ErrorCode = p, codes[topic][p]
+			st.Partitions = append(st.Partitions, sp)
+		}
+		rt.Topics = append(rt.Topics, st)
+	}
+	return rt
+}
+
+// addOrVerify adds parts to id's transaction, or only checks that they
+// are in it (verify), and returns a code per partition.
+func (c *Coordinator) addOrVerify(id string, producerID int64, epoch int16, parts map[string][]int32, verify bool, version int16) map[string]map[int32]int16 {
 	codes := map[string]map[int32]int16{}
-	add := map[string][]int32{}
+	all := func(code int16) map[string]map[int32]int16 {
+		for topic, ps := range parts {
+			if codes[topic] == nil {
+				codes[topic] = map[int32]int16{}
+			}
+			for _, p := range ps {
+				if _, set := codes[topic][p]; !set {
+					codes[topic][p] = code
+				}
+			}
+		}
+		return codes
+	}
+	if id == "" {
+		return all(kerr.InvalidRequest.Code)
+	}
+	if verify {
+		t, code := c.lookup(id)
+		if code != 0 {
+			return all(code)
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		switch {
+		case t.meta.producerID != producerID:
+			return all(kerr.InvalidProducerIDMapping.Code)
+		case t.meta.epoch != epoch:
+			return all(kerr.ProducerFenced.Code)
+		case t.meta.state.preparing():
+			return all(kerr.ConcurrentTransactions.Code)
+		}
+		for topic, ps := range parts {
+			codes[topic] = map[int32]int16{}
+			for _, p := range ps {
+				_, in := t.meta.partitions[topic][p]
+				if t.meta.state != Ongoing || !in {
+					codes[topic][p] = kerr.TransactionAbortable.Code
+				} else {
+					codes[topic][p] = 0
+				}
+			}
+		}
+		return codes
+	}
 	unknown := false
-	for _, rt := range req.Topics {
-		codes[rt.Topic] = map[int32]int16{}
-		for _, p := range rt.Partitions {
-			if !c.host.PartitionExists(rt.Topic, p) {
-				codes[rt.Topic][p] = kerr.UnknownTopicOrPartition.Code
+	add := map[string][]int32{}
+	for topic, ps := range parts {
+		for _, p := range ps {
+			if !c.host.PartitionExists(topic, p) {
+				if codes[topic] == nil {
+					codes[topic] = map[int32]int16{}
+				}
+				codes[topic][p] = kerr.UnknownTopicOrPartition.Code
 				unknown = true
 				continue
 			}
-			add[rt.Topic] = append(add[rt.Topic], p)
+			add[topic] = append(add[topic], p)
 		}
 	}
-	all := int16(0)
 	if unknown {
-		all = kerr.OperationNotAttempted.Code
-	} else {
-		t, code := c.lookup(req.TransactionalID)
+		return all(kerr.OperationNotAttempted.Code)
+	}
+	t, code := c.lookup(id)
+	if code == 0 {
+		t.mu.Lock()
+		code = c.beginLocked(t, producerID, epoch, version, 2)
 		if code == 0 {
-			t.mu.Lock()
-			code = c.beginLocked(t, req.ProducerID, req.ProducerEpoch, req.Version, 2)
-			if code == 0 {
-				code = c.addLocked(t, add)
-			}
-			t.mu.Unlock()
+			code = c.addLocked(t, add)
 		}
-		all = code
+		t.mu.Unlock()
 	}
-	for _, rt := range req.Topics {
-		st := kmsg.NewAddPartitionsToTxnResponseTopic()
-		st.Topic = rt.Topic
-		for _, p := range rt.Partitions {
-			sp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
-			sp.Partition = p
-			sp.ErrorCode = all
-			if code, ok := codes[rt.Topic][p]; ok {
-				sp.ErrorCode = code
-			}
-			st.Partitions = append(st.Partitions, sp)
-		}
-		resp.Topics = append(resp.Topics, st)
+	return all(code)
+}
+
+// VerifyPartition reports whether topic-partition p is part of id's
+// ongoing transaction at producerID and epoch, for a partition leader on
+// this node about to append the producer's first transactional batch
+// there (KIP-890 part 1). With add set (Produce v12+, KIP-890 part 2) the
+// partition is added instead. It returns a Kafka error code as
+// AddPartitionsToTxn v4+ would.
+func (c *Coordinator) VerifyPartition(id string, producerID int64, epoch int16, topic string, p int32, add bool) int16 {
+	version := int16(4)
+	if add {
+		version = 5
 	}
-	return resp
+	return c.addOrVerify(id, producerID, epoch, map[string][]int32{topic: {p}}, !add, version)[topic][p]
 }
 
 // AddOffsetsToTxn handles AddOffsetsToTxn v0-3: the group's
@@ -187,13 +286,25 @@ func (c *Coordinator) AddOffsetsToTxn(req *kmsg.AddOffsetsToTxnRequest) *kmsg.Ad
 	return resp
 }
 
-// EndTxn handles EndTxn v0-3. It answers once the markers are written
+// EndTxn handles EndTxn v0-5. It answers once the markers are written
 // and the transaction is complete; when markers cannot be written yet it
 // answers success after PrepareCommit/PrepareAbort is durable, as Kafka
 // does, and keeps retrying them.
+//
+// From v5 (KIP-890 part 2, transaction version 2) every EndTxn bumps the
+// producer epoch (a new producer id when the epoch is exhausted): the
+// markers carry the bumped epoch, so a late write of the ended
+// transaction is fenced, and the response names the new id and epoch.
+// A retry comes with the epoch before the bump and is answered with the
+// current one; an abort with no transaction ongoing is accepted and
+// bumps the epoch.
 func (c *Coordinator) EndTxn(req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if req.TransactionalID == "" {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp
+	}
 	t, code := c.lookup(req.TransactionalID)
 	if code != 0 {
 		resp.ErrorCode = code
@@ -201,6 +312,9 @@ func (c *Coordinator) EndTxn(req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if req.Version >= 5 {
+		return c.endTxnV2Locked(t, req, resp)
+	}
 	if code := c.beginLocked(t, req.ProducerID, req.ProducerEpoch, req.Version, 2); code != 0 {
 		resp.ErrorCode = code
 		return resp
@@ -213,6 +327,7 @@ func (c *Coordinator) EndTxn(req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 		if req.Commit {
 			m.state = PrepareCommit
 		}
+		m.bumped = false
 		if err := c.writeLocked(t, m); err != nil {
 			c.logger.Warn("end transaction", "transactional.id", t.id, "err", err)
 			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
@@ -230,5 +345,79 @@ func (c *Coordinator) EndTxn(req *kmsg.EndTxnRequest) *kmsg.EndTxnResponse {
 	default:
 		resp.ErrorCode = kerr.InvalidTxnState.Code
 	}
+	return resp
+}
+
+// endTxnV2Locked is EndTxn v5+ (transaction version 2).
+func (c *Coordinator) endTxnV2Locked(t *txn, req *kmsg.EndTxnRequest, resp *kmsg.EndTxnResponse) *kmsg.EndTxnResponse {
+	fail := func(code int16) *kmsg.EndTxnResponse {
+		resp.ProducerID, resp.ProducerEpoch = -1, -1
+		resp.ErrorCode = code
+		return resp
+	}
+	m := t.meta
+	retry := m.bumped && req.ProducerEpoch == m.epoch-1 && req.ProducerID == m.producerID
+	if m.producerID != req.ProducerID && !(m.bumped && req.ProducerID == m.prevProducerID) {
+		return fail(kerr.InvalidProducerIDMapping.Code)
+	}
+	if m.bumped && req.ProducerID == m.prevProducerID && m.prevProducerID != m.producerID {
+		retry = true // the bump moved to a new producer id
+	}
+	switch m.state {
+	case PrepareCommit, PrepareAbort:
+		if !retry {
+			return fail(kerr.ProducerFenced.Code)
+		}
+		if (m.state == PrepareCommit) != req.Commit {
+			return fail(kerr.InvalidTxnState.Code)
+		}
+		return fail(kerr.ConcurrentTransactions.Code)
+	case CompleteCommit, CompleteAbort:
+		if retry {
+			if (m.state == CompleteCommit) != req.Commit {
+				return fail(kerr.InvalidTxnState.Code)
+			}
+			resp.ProducerID, resp.ProducerEpoch = m.producerID, m.epoch
+			return resp
+		}
+	}
+	if req.ProducerEpoch != m.epoch || req.ProducerID != m.producerID {
+		return fail(kerr.ProducerFenced.Code)
+	}
+	if m.state != Ongoing && req.Commit {
+		return fail(kerr.InvalidTxnState.Code)
+	}
+	// Ongoing, or an abort of an empty transaction: bump and end.
+	next := m.clone()
+	next.state = PrepareAbort
+	if req.Commit {
+		next.state = PrepareCommit
+	}
+	if m.state != Ongoing {
+		next.partitions = nil
+	}
+	next.prevProducerID = m.producerID
+	next.bumped = true
+	next.epoch = m.epoch + 1
+	if err := c.writeLocked(t, next); err != nil {
+		c.logger.Warn("end transaction", "transactional.id", t.id, "err", err)
+		return fail(kerr.CoordinatorNotAvailable.Code)
+	}
+	c.finishLocked(t)
+	if t.meta.epoch >= math.MaxInt16-1 && !t.meta.state.preparing() {
+		// The epoch is exhausted: the producer continues with a new id.
+		id, err := c.host.NextProducerID()
+		if err == nil {
+			n := t.meta.clone()
+			n.producerID, n.epoch = id, 0
+			if err = c.writeLocked(t, n); err == nil {
+				t.meta.bumped, t.meta.prevProducerID = true, m.producerID
+			}
+		}
+		if err != nil {
+			c.logger.Warn("new producer id after epoch exhaustion", "transactional.id", t.id, "err", err)
+		}
+	}
+	resp.ProducerID, resp.ProducerEpoch = t.meta.producerID, t.meta.epoch
 	return resp
 }

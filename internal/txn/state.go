@@ -20,6 +20,14 @@ func encodeBatch(id string, m meta, now time.Time) []byte {
 	key := kmsg.TxnMetadataKey{Version: 0, TransactionalID: id}
 	v := kmsg.NewTxnMetadataValue()
 	v.Version = 0
+	if m.bumped {
+		// Kafka's value v1 (flexible): transaction version 2 and the
+		// producer id before the last bump, so that a retried EndTxn v5
+		// is recognised after a reload.
+		v.Version = 1
+		v.ClientTransactionVersion = 2
+		v.PreviousProducerID = m.prevProducerID
+	}
 	v.ProducerID = m.producerID
 	v.ProducerEpoch = m.epoch
 	v.TimeoutMillis = int32(m.timeout / time.Millisecond)
@@ -83,6 +91,9 @@ func replay(log Log) (map[string]meta, error) {
 			}
 			if v.StartTimestamp >= 0 {
 				m.start = time.UnixMilli(v.StartTimestamp)
+			}
+			if v.Version >= 1 && v.ClientTransactionVersion >= 2 {
+				m.bumped, m.prevProducerID = true, v.PreviousProducerID
 			}
 			for _, t := range v.Topics {
 				ps := map[int32]struct{}{}
