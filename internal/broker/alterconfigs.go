@@ -3,8 +3,11 @@ package broker
 // AlterConfigs: v0-2
 //
 // The legacy, non-incremental form: the configs given replace every
-// override of the resource (configs left out return to their defaults; a
-// null value is left out). TOPIC resources are validated as Kafka's
+// override of the resource (configs left out return to their defaults).
+// First the checks of Kafka's broker (see preprocessAlterConfigs:
+// duplicate resources or keys, null values, the broker id, unknown
+// resource types, all INVALID_REQUEST), then authorization (with Kafka's
+// default messages). TOPIC resources are validated as Kafka's
 // controller does (INVALID_CONFIG with the first problem, e.g. "Unknown
 // topic config name: x"); an unknown topic is UNKNOWN_TOPIC_OR_PARTITION.
 // BROKER resources must name this broker; every key must be dynamically
@@ -22,6 +25,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -35,18 +39,35 @@ func init() { register(kmsg.AlterConfigs, 0, 2, handleAlterConfigs) }
 func handleAlterConfigs(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.AlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
-	for _, res := range req.Resources {
+	pre := make([]alterResource, len(req.Resources))
+	for i, res := range req.Resources {
+		pre[i] = alterResource{typ: res.ResourceType, name: res.ResourceName}
+		for _, c := range res.Configs {
+			pre[i].keys = append(pre[i].keys, c.Name)
+			if c.Value == nil {
+				pre[i].nulls = append(pre[i].nulls, c.Name)
+			}
+		}
+	}
+	preErrs := preprocessAlterConfigs(b, pre, false)
+	for i, res := range req.Resources {
 		configs := map[string]string{}
 		for _, c := range res.Configs {
 			if c.Value != nil {
 				configs[c.Name] = *c.Value
 			}
 		}
-		e := b.authorizeConfigs(r, kmsg.ACLOperationAlterConfigs, res.ResourceType, res.ResourceName)
+		e := preErrs[i]
+		if e == nil {
+			e = withKafkaMessage(b.authorizeConfigs(r, kmsg.ACLOperationAlterConfigs, res.ResourceType, res.ResourceName))
+		}
+		if e == nil && res.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
+			e = b.authorizeGroupConfigs(r, kmsg.ACLOperationAlterConfigs, res.ResourceName)
+		}
 		switch {
 		case e != nil:
 		case res.ResourceType == kmsg.ConfigResourceTypeTopic:
-			e = b.checkTopicResource(res.ResourceName)
+			e = checkTopicResourceName(res.ResourceName)
 			if e == nil {
 				e = b.setTopicOverrides(res.ResourceName, configs, req.ValidateOnly)
 			}
@@ -55,6 +76,8 @@ func handleAlterConfigs(b *Broker, r *request) {
 			if e == nil {
 				e = b.setBrokerOverrides(res.ResourceName, configs, slices.Collect(maps.Keys(configs)), req.ValidateOnly)
 			}
+		case res.ResourceType == kmsg.ConfigResourceTypeGroupConfig:
+			e = b.alterGroupConfigs(res.ResourceName, configs, req.ValidateOnly)
 		default:
 			e = newAPIError(kerr.InvalidRequest, "AlterConfigs is only supported for topics and brokers, but resource type is %s", res.ResourceType)
 		}
@@ -68,13 +91,97 @@ func handleAlterConfigs(b *Broker, r *request) {
 	r.respond(resp)
 }
 
-// checkTopicResource checks that a topic resource names an existing topic.
-func (b *Broker) checkTopicResource(name string) *apiError {
+// alterResource is what preprocessAlterConfigs looks at in one resource of
+// an AlterConfigs or IncrementalAlterConfigs request.
+type alterResource struct {
+	typ   kmsg.ConfigResourceType
+	name  string
+	keys  []string // config names, in request order
+	nulls []string // names whose value is null (not counting DELETE ops)
+}
+
+// preprocessAlterConfigs makes the checks Kafka's broker makes on an
+// AlterConfigs or IncrementalAlterConfigs request before anything else,
+// authorization included (ConfigAdminManager.preprocess), and returns an
+// error or nil per resource, in request order: a resource named twice is
+// INVALID_REQUEST "Each resource must appear at most once." at every
+// occurrence; a config key repeated within a resource "Error due to
+// duplicate config keys"; null values "Null value not supported for : a,
+// b"; a BROKER resource must name this node ("Node id must be an integer,
+// but it is: x", "Unexpected broker id, expected 1, but received 2"); a
+// resource type Kafka does not know (or BROKER_LOGGER for the legacy
+// AlterConfigs) "Unknown resource type 9".
+func preprocessAlterConfigs(b *Broker, rs []alterResource, incremental bool) []*apiError {
+	type id struct {
+		typ  kmsg.ConfigResourceType
+		name string
+	}
+	count := map[id]int{}
+	for _, r := range rs {
+		count[id{r.typ, r.name}]++
+	}
+	out := make([]*apiError, len(rs))
+	for i, r := range rs {
+		if count[id{r.typ, r.name}] > 1 {
+			out[i] = newAPIError(kerr.InvalidRequest, "Each resource must appear at most once.")
+			continue
+		}
+		seen := map[string]bool{}
+		for _, k := range r.keys {
+			if seen[k] {
+				out[i] = newAPIError(kerr.InvalidRequest, "Error due to duplicate config keys")
+				break
+			}
+			seen[k] = true
+		}
+		if out[i] != nil {
+			continue
+		}
+		if len(r.nulls) > 0 {
+			out[i] = newAPIError(kerr.InvalidRequest, "Null value not supported for : %s", strings.Join(r.nulls, ", "))
+			continue
+		}
+		switch r.typ {
+		case kmsg.ConfigResourceTypeBroker:
+			if r.name != "" {
+				out[i] = b.checkNodeIDResource(r.name)
+			}
+		case kmsg.ConfigResourceTypeTopic, kmsg.ConfigResourceTypeClientMetrics, kmsg.ConfigResourceTypeGroupConfig:
+		case kmsg.ConfigResourceTypeBrokerLogger:
+			if !incremental {
+				out[i] = newAPIError(kerr.InvalidRequest, "Unknown resource type %d", int8(r.typ))
+			}
+		default:
+			out[i] = newAPIError(kerr.InvalidRequest, "Unknown resource type %d", int8(r.typ))
+		}
+	}
+	return out
+}
+
+// checkNodeIDResource is Kafka's check of the name of a BROKER resource to
+// alter (ConfigAdminManager.validateResourceNameIsCurrentNodeId), whose
+// messages differ from DescribeConfigs'.
+func (b *Broker) checkNodeIDResource(name string) *apiError {
+	id, err := strconv.ParseInt(name, 10, 32)
+	if err != nil {
+		return newAPIError(kerr.InvalidRequest, "Node id must be an integer, but it is: %s", name)
+	}
+	if int32(id) != b.nodeID {
+		return newAPIError(kerr.InvalidRequest, "Unexpected broker id, expected %d, but received %s", b.nodeID, name)
+	}
+	return nil
+}
+
+// checkTopicResourceName checks the name of a TOPIC resource to alter as
+// Kafka's ControllerConfigurationValidator does: "" (a default topic
+// resource) is INVALID_REQUEST, an illegal name INVALID_TOPIC_EXCEPTION.
+// Whether the topic exists is checked after the configs validate.
+func checkTopicResourceName(name string) *apiError {
+	if name == "" {
+		return newAPIError(kerr.InvalidRequest, "Default topic resources are not allowed.")
+	}
 	if err := topicNameProblem(name); err != nil {
 		return newAPIError(kerr.InvalidTopicException, "%s", err)
-	}
-	if b.meta.Image().Topics[name] == nil {
-		return newAPIError(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", name)
 	}
 	return nil
 }
@@ -89,7 +196,10 @@ func (b *Broker) checkBrokerAlterResource(name string) *apiError {
 }
 
 // setTopicOverrides validates overrides as a topic's complete set of
-// config overrides and, unless validateOnly, stores them.
+// config overrides and, unless validateOnly, stores them. As Kafka's
+// ConfigurationControlManager, the configs are validated before the
+// topic's existence is checked (UNKNOWN_TOPIC_OR_PARTITION "The topic 't'
+// does not exist.").
 func (b *Broker) setTopicOverrides(topic string, overrides map[string]string, validateOnly bool) *apiError {
 	for _, k := range slices.Sorted(maps.Keys(overrides)) {
 		if err := config.ValidateTopicConfig(k, overrides[k]); err != nil {
@@ -99,6 +209,9 @@ func (b *Broker) setTopicOverrides(topic string, overrides map[string]string, va
 	im := b.meta.Image()
 	if _, err := config.ResolveTopic(b.dynamicConfig(im.BrokerConfigs), overrides); err != nil {
 		return newAPIError(kerr.InvalidConfig, "%s", err)
+	}
+	if im.Topics[topic] == nil {
+		return newAPIError(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", topic)
 	}
 	if validateOnly {
 		return nil

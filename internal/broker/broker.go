@@ -100,6 +100,7 @@ type Broker struct {
 
 	groups   *group.Coordinator // consumer groups and committed offsets (groups.go)
 	txns     *txnWiring         // transaction coordinator (txns.go)
+	shares   *shareWiring       // share groups (shares.go)
 	sessions *fetchSessionCache // KIP-227 fetch sessions (fetchsession.go)
 
 	authz *authz // ACL authorizer and client quotas, fed from the image (security.go)
@@ -219,6 +220,7 @@ func New(cfg *config.Broker, log *slog.Logger, opts ...Option) (*Broker, error) 
 		b.logs.Close()
 		return nil, err
 	}
+	b.startShares()
 	if b.cluster != nil {
 		b.startISRManager(b.cluster)
 	}
@@ -365,6 +367,7 @@ func (b *Broker) Close() error {
 	if b.repl != nil {
 		b.repl.Close()
 	}
+	b.stopShares()
 	b.stopTxns()
 	b.stopGroups()
 	err := b.logs.Close()

@@ -6,15 +6,22 @@ package broker
 // topic t currently has 3 partition(s); 2 would not be an increase." or
 // "Topic already has 3 partition(s)."); a manual Assignment must give one
 // replica list per new partition, with the topic's replica count, naming
-// registered brokers only (here: this broker); a topic repeated in one
-// request gets INVALID_REQUEST; an unknown topic gets
-// UNKNOWN_TOPIC_OR_PARTITION with no message. ValidateOnly runs every
-// check and changes nothing.
+// registered brokers only, at least one of them active, and the new
+// partitions then get exactly those replicas, the first being the
+// preferred leader; a topic repeated in one request gets INVALID_REQUEST;
+// an unauthorized one TOPIC_AUTHORIZATION_FAILED and an unknown one
+// UNKNOWN_TOPIC_OR_PARTITION, both with no message. The mutation quota is
+// charged after the count checks, as Kafka. ValidateOnly runs every check
+// and changes nothing.
 //
 // Deviation: TimeoutMillis is ignored; the new partitions exist when the
 // response is sent.
 
 import (
+	"errors"
+	"slices"
+	"strings"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -43,9 +50,9 @@ func handleCreatePartitions(b *Broker, r *request) {
 			reported[rt.Topic] = true
 			e = newAPIError(kerr.InvalidRequest, "Duplicate topic name.")
 		} else if !b.authorize(r, kmsg.ACLOperationAlter, kmsg.ACLResourceTypeTopic, rt.Topic) {
-			e = newAPIError(kerr.TopicAuthorizationFailed, "%s", kerr.TopicAuthorizationFailed.Message)
-		} else if e = recordMutations(mq, newPartitions(b.meta.Image(), rt)); e == nil {
-			e = b.createPartitions(rt, req.ValidateOnly)
+			e = &apiError{code: kerr.TopicAuthorizationFailed.Code} // Kafka sets no message
+		} else {
+			e = b.createPartitions(rt, mq, req.ValidateOnly)
 		}
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
@@ -57,7 +64,11 @@ func handleCreatePartitions(b *Broker, r *request) {
 	r.respond(resp)
 }
 
-func (b *Broker) createPartitions(rt *kmsg.CreatePartitionsRequestTopic, validateOnly bool) *apiError {
+// createPartitions checks one topic of a CreatePartitions request in the
+// order of Kafka's ReplicationControlManager.createPartitions (topic,
+// count, number of assignments, mutation quota mq, then each assignment)
+// and, unless validateOnly, adds the partitions.
+func (b *Broker) createPartitions(rt *kmsg.CreatePartitionsRequestTopic, mq *quota.MutationQuota, validateOnly bool) *apiError {
 	im := b.meta.Image()
 	t := im.Topics[rt.Topic]
 	if t == nil {
@@ -71,37 +82,51 @@ func (b *Broker) createPartitions(rt *kmsg.CreatePartitionsRequestTopic, validat
 	case rt.Count == current:
 		return newAPIError(kerr.InvalidPartitions, "Topic already has %d partition(s).", current)
 	}
+	add := int(rt.Count - current)
+	if rt.Assignment != nil && len(rt.Assignment) != add {
+		return newAPIError(kerr.InvalidReplicaAssignment,
+			"Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", add, len(rt.Assignment))
+	}
+	if e := recordMutations(mq, add); e != nil {
+		return e
+	}
 	if rt.Assignment != nil {
-		add := int(rt.Count - current)
-		if len(rt.Assignment) != add {
-			return newAPIError(kerr.InvalidReplicaAssignment,
-				"Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", add, len(rt.Assignment))
-		}
 		rf := -1
 		if current > 0 {
-			rf = len(t.Partitions[0].Replicas)
+			rf = len(t.Partitions[0].Replicas) - len(t.Partitions[0].AddingReplicas)
 		}
-		for _, a := range rt.Assignment {
+		for i, a := range rt.Assignment {
 			if e := checkManualAssignment(im, a.Replicas, rf); e != nil {
 				return e
+			}
+			if !slices.ContainsFunc(a.Replicas, func(id int32) bool { return brokerActive(im, id) }) {
+				return newAPIError(kerr.InvalidReplicaAssignment,
+					"All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.",
+					int(current)+i)
 			}
 		}
 	}
 	if validateOnly {
 		return nil
 	}
-	if err := b.meta.CreatePartitions(rt.Topic, rt.Count); err != nil {
+	var err error
+	if rt.Assignment != nil {
+		assignment := make([][]int32, len(rt.Assignment))
+		for i, a := range rt.Assignment {
+			assignment[i] = slices.Clone(a.Replicas)
+		}
+		err = b.meta.CreatePartitionsWithAssignment(rt.Topic, rt.Count, assignment)
+	} else {
+		err = b.meta.CreatePartitions(rt.Topic, rt.Count)
+	}
+	if err != nil {
 		b.log.Warn("create partitions", "topic", rt.Topic, "err", err)
+		if errors.Is(err, metadata.ErrInvalidReplicaAssignment) {
+			// The controller's check raced a fencing: its message is Kafka's.
+			msg := strings.TrimPrefix(err.Error(), metadata.ErrInvalidReplicaAssignment.Error()+": ")
+			return newAPIError(kerr.InvalidReplicaAssignment, "%s", msg)
+		}
 		return toAPIError(err)
 	}
 	return nil
-}
-
-// newPartitions is how many partitions a request adds to its topic (0 when
-// it adds none or the topic is unknown), for the mutation quota.
-func newPartitions(im *metadata.Image, rt *kmsg.CreatePartitionsRequestTopic) int {
-	if t := im.Topics[rt.Topic]; t != nil && int(rt.Count) > len(t.Partitions) {
-		return int(rt.Count) - len(t.Partitions)
-	}
-	return 0
 }

@@ -15,10 +15,15 @@ package broker
 // LogConfig (INVALID_CONFIG naming the first bad key); an existing topic
 // gets TOPIC_ALREADY_EXISTS, a name that differs from an existing one only
 // by '.' versus '_' INVALID_TOPIC_EXCEPTION, and __cluster_metadata
-// INVALID_REQUEST. ValidateOnly runs every check and creates
+// INVALID_REQUEST (before authorization). Configs are checked before the
+// partition count and replication factor, and the controller mutation
+// quota is charged only for a topic that passed every check, as Kafka's
+// ReplicationControlManager. ValidateOnly runs every check and creates
 // nothing. From v5 a success carries the partition count, replication
 // factor and every effective config with its source, and from v7 the
-// topic id (zero for ValidateOnly, as Kafka).
+// topic id (for ValidateOnly a random one that no topic has, as Kafka's
+// controller, which draws the id before it knows the request only
+// validates).
 //
 // Deviation: TimeoutMillis is ignored, the topic exists when the response
 // is sent (a single node has no propagation to wait for). Topic
@@ -51,6 +56,49 @@ func (e *apiError) Error() string { return e.msg }
 
 func newAPIError(err *kerr.Error, format string, args ...any) *apiError {
 	return &apiError{code: err.Code, msg: fmt.Sprintf(format, args...)}
+}
+
+// kafkaMessages are Apache Kafka's default messages (Errors.java) for the
+// codes the admin handlers answer with a default message; franz-go's kerr
+// messages differ for some (kerr's TOPIC_AUTHORIZATION_FAILED text is the
+// Java client's, not the broker's).
+var kafkaMessages = map[int16]string{
+	kerr.OffsetOutOfRange.Code:                   "The requested offset is not within the range of offsets maintained by the server.",
+	kerr.UnknownTopicOrPartition.Code:            "This server does not host this topic-partition.",
+	kerr.CoordinatorNotAvailable.Code:            "The coordinator is not available.",
+	kerr.InvalidTopicException.Code:              "The request attempted to perform an operation on an invalid topic.",
+	kerr.TopicAuthorizationFailed.Code:           "Topic authorization failed.",
+	kerr.GroupAuthorizationFailed.Code:           "Group authorization failed.",
+	kerr.ClusterAuthorizationFailed.Code:         "Cluster authorization failed.",
+	kerr.InvalidRequest.Code:                     "This most likely occurs because of a request being malformed by the client library or the message was sent to an incompatible broker. See the broker logs for more details.",
+	kerr.PolicyViolation.Code:                    "Request parameters do not satisfy the configured policy.",
+	kerr.TransactionalIDAuthorizationFailed.Code: "Transactional Id authorization failed.",
+	kerr.PreferredLeaderNotAvailable.Code:        "The preferred leader was not available.",
+	kerr.EligibleLeadersNotAvailable.Code:        "Eligible topic partition leaders are not available.",
+	kerr.ElectionNotNeeded.Code:                  "Leader election not needed for topic partition.",
+}
+
+// kafkaError is err with Apache Kafka's default message for it (kerr's
+// message for codes kafkaMessages does not list).
+func kafkaError(err *kerr.Error) *apiError {
+	msg, ok := kafkaMessages[err.Code]
+	if !ok {
+		msg = err.Message
+	}
+	return &apiError{code: err.Code, msg: msg}
+}
+
+// withKafkaMessage is e with Kafka's default message for its code, for
+// errors Kafka answers without a message of its own (authorization
+// failures from shared helpers whose messages are kerr's).
+func withKafkaMessage(e *apiError) *apiError {
+	if e == nil {
+		return nil
+	}
+	if msg, ok := kafkaMessages[e.code]; ok {
+		return &apiError{code: e.code, msg: msg}
+	}
+	return e
 }
 
 // messagePtr is the ErrorMessage of a response entry: nil for success.
@@ -106,6 +154,18 @@ func handleCreateTopics(b *Broker, r *request) {
 			}
 			continue
 		}
+		if rt.Topic == clusterMetadataTopic {
+			// Refused before authorization, as Kafka's ControllerApis.
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic = rt.Topic
+			st.ErrorCode = kerr.InvalidRequest.Code
+			if r.hdr.APIVersion >= 1 {
+				msg := "Creation of internal topic " + clusterMetadataTopic + " is prohibited."
+				st.ErrorMessage = &msg
+			}
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		if !b.authorizeCreateTopic(r, rt.Topic) {
 			st := kmsg.NewCreateTopicsResponseTopic()
 			st.Topic = rt.Topic
@@ -115,20 +175,7 @@ func handleCreateTopics(b *Broker, r *request) {
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		n := int(rt.NumPartitions)
-		if n < 0 {
-			n = len(rt.ReplicaAssignment)
-			if n == 0 {
-				n = cfg.NumPartitions
-			}
-		}
-		if e := recordMutations(mq, n); e != nil {
-			st := kmsg.NewCreateTopicsResponseTopic()
-			st.Topic, st.ErrorCode, st.ErrorMessage = rt.Topic, e.errorCode(), e.messagePtr()
-			resp.Topics = append(resp.Topics, st)
-			continue
-		}
-		st := b.createTopicFromRequest(cfg, r.hdr.APIVersion, rt, req.ValidateOnly)
+		st := b.createTopicFromRequest(cfg, mq, r.hdr.APIVersion, rt, req.ValidateOnly)
 		if st.ErrorCode == 0 && !b.authorize(r, kmsg.ACLOperationDescribeConfigs, kmsg.ACLResourceTypeTopic, rt.Topic) {
 			// Kafka leaves out what the principal may not describe.
 			st.Configs, st.NumPartitions, st.ReplicationFactor = nil, -1, -1
@@ -141,8 +188,11 @@ func handleCreateTopics(b *Broker, r *request) {
 }
 
 // createTopicFromRequest validates one topic of a CreateTopics request and,
-// unless validateOnly, creates it.
-func (b *Broker) createTopicFromRequest(cfg *config.Broker, version int16, rt *kmsg.CreateTopicsRequestTopic, validateOnly bool) kmsg.CreateTopicsResponseTopic {
+// unless validateOnly, creates it. The checks run in the order of Kafka's
+// ReplicationControlManager.createTopics: name, existence, configs, then
+// partitions and replicas; only a topic that passed them all is charged to
+// the controller mutation quota mq (validateOnly too, as Kafka).
+func (b *Broker) createTopicFromRequest(cfg *config.Broker, mq *quota.MutationQuota, version int16, rt *kmsg.CreateTopicsRequestTopic, validateOnly bool) kmsg.CreateTopicsResponseTopic {
 	st := kmsg.NewCreateTopicsResponseTopic()
 	st.Topic = rt.Topic
 	fail := func(e *apiError) kmsg.CreateTopicsResponseTopic {
@@ -165,14 +215,21 @@ func (b *Broker) createTopicFromRequest(cfg *config.Broker, version int16, rt *k
 	if other := collidingTopic(im, rt.Topic); other != "" {
 		return fail(newAPIError(kerr.InvalidTopicException, "Topic '%s' collides with existing topic: %s", rt.Topic, other))
 	}
-	partitions, rf, assignment, e := b.checkTopicLayout(im, rt)
-	if e != nil {
-		return fail(e)
-	}
 	overrides, e := topicConfigsFromRequest(cfg, rt.Configs)
 	if e != nil {
 		return fail(e)
 	}
+	partitions, rf, assignment, e := b.checkTopicLayout(im, rt)
+	if e != nil {
+		return fail(e)
+	}
+	if e := recordMutations(mq, int(partitions)); e != nil {
+		return fail(e)
+	}
+	// ReplicationControlManager.createTopic draws the id before it
+	// knows whether the request only validates: a ValidateOnly success
+	// carries a fresh random id too.
+	st.TopicID = metadata.NewTopicID()
 	if !validateOnly {
 		var t *metadata.Topic
 		var err error
@@ -331,17 +388,24 @@ func checkManualAssignment(im *metadata.Image, replicas []int32, wantRF int) *ap
 }
 
 // topicConfigsFromRequest turns request configs into topic overrides and
-// validates them: a null value, an unknown key or an invalid value is
-// INVALID_CONFIG naming the first problem, in request order.
+// validates them: null values are INVALID_CONFIG naming them all ("Null
+// value not supported for topic configs: a,b"), an unknown key or an
+// invalid value INVALID_CONFIG naming the first problem, in request order.
 func topicConfigsFromRequest(cfg *config.Broker, configs []kmsg.CreateTopicsRequestTopicConfig) (map[string]string, *apiError) {
 	if len(configs) == 0 {
 		return nil, nil
 	}
-	overrides := make(map[string]string, len(configs))
+	var nulls []string
 	for _, c := range configs {
 		if c.Value == nil {
-			return nil, newAPIError(kerr.InvalidConfig, "Null value not supported for topic configs: %s", c.Name)
+			nulls = append(nulls, c.Name)
 		}
+	}
+	if len(nulls) > 0 {
+		return nil, newAPIError(kerr.InvalidConfig, "Null value not supported for topic configs: %s", strings.Join(nulls, ","))
+	}
+	overrides := make(map[string]string, len(configs))
+	for _, c := range configs {
 		if err := config.ValidateTopicConfig(c.Name, *c.Value); err != nil {
 			return nil, newAPIError(kerr.InvalidConfig, "%s", err)
 		}

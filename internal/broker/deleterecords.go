@@ -4,6 +4,8 @@ package broker
 //
 // Moves a partition's log start offset up to the requested offset (-1:
 // the high watermark), as Kafka's Partition.deleteRecordsOnLeader: an
+// internal topic (__consumer_offsets, __transaction_state) is
+// INVALID_TOPIC_EXCEPTION, as ReplicaManager.deleteRecordsOnLocalLog; an
 // offset above the high watermark, or negative other than -1, is
 // OFFSET_OUT_OF_RANGE; a topic whose cleanup.policy lacks "delete" gets
 // POLICY_VIOLATION; an offset at or below the current log start offset
@@ -39,6 +41,15 @@ func handleDeleteRecords(b *Broker, r *request) {
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 				st.Partitions = append(st.Partitions, sp)
 				continue
+			}
+			if isInternalTopic(rt.Topic) {
+				// ReplicaManager.deleteRecordsOnLocalLog refuses internal
+				// topics that exist before looking at the partition.
+				if _, err := imagePartition(b.meta.Image(), rt.Topic, rp.Partition); err == nil {
+					sp.ErrorCode = kerr.InvalidTopicException.Code
+					st.Partitions = append(st.Partitions, sp)
+					continue
+				}
 			}
 			low, code := b.deleteRecords(ts, rp.Partition, rp.Offset)
 			if code == 0 {

@@ -5,8 +5,10 @@ package broker
 // Topics are named (v0-5 TopicNames, v6 Topics) or, from v6, given by id.
 // As Kafka's controller: with delete.topic.enable=false every topic gets
 // TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3, which lacks the
-// code); a name or id repeated in one request gets INVALID_REQUEST; a v6
-// entry with both a name and an id is INVALID_REQUEST; unknown names get
+// code) without a message; a name or id repeated in one request gets
+// INVALID_REQUEST; a v6 entry with both a name and an id, or neither, is
+// INVALID_REQUEST, and so is a name given together with its topic's id
+// (one entry for the pair); unknown names get
 // UNKNOWN_TOPIC_OR_PARTITION and unknown ids UNKNOWN_TOPIC_ID. A deleted
 // topic's logs are removed by the broker when it applies the new metadata.
 //
@@ -29,7 +31,6 @@ func init() { register(kmsg.DeleteTopics, 0, 6, handleDeleteTopics) }
 const (
 	msgUnknownTopicOrPartition = "This server does not host this topic-partition."
 	msgUnknownTopicID          = "This server does not host this topic ID."
-	msgTopicDeletionDisabled   = "Topic deletion is disabled."
 )
 
 func handleDeleteTopics(b *Broker, r *request) {
@@ -62,7 +63,8 @@ func handleDeleteTopics(b *Broker, r *request) {
 			code = kerr.InvalidRequest
 		}
 		for _, e := range entries {
-			add(e.Topic, e.TopicID, newAPIError(code, msgTopicDeletionDisabled))
+			// Kafka fails the whole request: the code, no message.
+			add(e.Topic, e.TopicID, &apiError{code: code.Code})
 		}
 		r.respond(resp)
 		return
@@ -70,10 +72,26 @@ func handleDeleteTopics(b *Broker, r *request) {
 
 	names, ids := map[string]int{}, map[[16]byte]int{}
 	for _, e := range entries {
-		if e.Topic != nil {
+		switch {
+		case e.Topic != nil && e.TopicID == [16]byte{}:
 			names[*e.Topic]++
-		} else {
+		case e.Topic == nil && e.TopicID != [16]byte{}:
 			ids[e.TopicID]++
+		}
+	}
+	// A name whose topic's id the request also gives: Kafka answers one
+	// INVALID_REQUEST for the pair (when the name may be deleted) and
+	// nothing for the id entry.
+	clash := map[[16]byte]bool{}
+	clashName := map[string][16]byte{}
+	for _, e := range entries {
+		if e.Topic == nil || e.TopicID != [16]byte{} || names[*e.Topic] > 1 {
+			continue
+		}
+		if t := b.meta.Image().Topics[*e.Topic]; t != nil && ids[t.ID] == 1 &&
+			b.authorize(r, kmsg.ACLOperationDelete, kmsg.ACLResourceTypeTopic, t.Name) {
+			clash[t.ID] = true
+			clashName[t.Name] = t.ID
 		}
 	}
 	reported := map[string]bool{}
@@ -81,6 +99,8 @@ func handleDeleteTopics(b *Broker, r *request) {
 	mq := b.mutationQuota(r, quota.StrictSinceDeleteTopics)
 	for _, e := range entries {
 		switch {
+		case e.Topic == nil && e.TopicID == [16]byte{}:
+			add(nil, e.TopicID, newAPIError(kerr.InvalidRequest, "Neither topic name nor id were specified."))
 		case e.Topic != nil && e.TopicID != [16]byte{}:
 			add(e.Topic, e.TopicID, newAPIError(kerr.InvalidRequest, "You may not specify both topic name and topic id."))
 		case e.Topic != nil && names[*e.Topic] > 1:
@@ -93,9 +113,14 @@ func handleDeleteTopics(b *Broker, r *request) {
 				reportedIDs[e.TopicID] = true
 				add(nil, e.TopicID, newAPIError(kerr.InvalidRequest, "Duplicate topic id."))
 			}
+		case e.Topic == nil && clash[e.TopicID]:
+			// Answered with its name's entry.
+		case e.Topic != nil && clashName[*e.Topic] != [16]byte{}:
+			add(e.Topic, clashName[*e.Topic],
+				newAPIError(kerr.InvalidRequest, "The provided topic name maps to an ID that was already supplied."))
 		case e.Topic != nil:
 			if !b.authorize(r, kmsg.ACLOperationDelete, kmsg.ACLResourceTypeTopic, *e.Topic) {
-				add(e.Topic, [16]byte{}, newAPIError(kerr.TopicAuthorizationFailed, "%s", kerr.TopicAuthorizationFailed.Message))
+				add(e.Topic, [16]byte{}, kafkaError(kerr.TopicAuthorizationFailed))
 				continue
 			}
 			if t := b.meta.Image().Topics[*e.Topic]; t != nil {
@@ -109,7 +134,7 @@ func handleDeleteTopics(b *Broker, r *request) {
 		default:
 			if t := b.meta.Image().TopicByID(metadata.TopicID(e.TopicID)); t != nil &&
 				!b.authorize(r, kmsg.ACLOperationDelete, kmsg.ACLResourceTypeTopic, t.Name) {
-				add(nil, e.TopicID, newAPIError(kerr.TopicAuthorizationFailed, "%s", kerr.TopicAuthorizationFailed.Message))
+				add(nil, e.TopicID, kafkaError(kerr.TopicAuthorizationFailed))
 				continue
 			}
 			name, err := b.deleteTopicByID(e.TopicID)

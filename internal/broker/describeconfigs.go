@@ -9,9 +9,13 @@ package broker
 // Kafka's ConfigHelper: a broker resource named "" is the cluster-wide
 // dynamic default, another id or a non-integer name is INVALID_REQUEST; an
 // illegal topic name is INVALID_TOPIC_EXCEPTION and an unknown topic
-// UNKNOWN_TOPIC_OR_PARTITION. A null ConfigNames means all configs, an
-// empty one none. Synonyms (v1+) and documentation (v3+) are sent only
-// when asked for; sensitive values are null.
+// UNKNOWN_TOPIC_OR_PARTITION without a message. A null or empty
+// ConfigNames means all configs (Kafka's ConfigHelper treats both alike);
+// names that are not configs are left out. An unauthorized resource gets
+// TOPIC_ or CLUSTER_AUTHORIZATION_FAILED with Kafka's default message.
+// A resource of a type Kafka does not know fails the whole request (every
+// resource INVALID_REQUEST). Synonyms (v1+) and documentation (v3+) are
+// sent only when asked for; sensitive values are null.
 //
 // Deviation: cluster-wide dynamic broker defaults are not stored yet, so
 // the "" broker resource is always empty. BROKER_LOGGER and the other
@@ -32,6 +36,19 @@ func init() { register(kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs) }
 func handleDescribeConfigs(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	if unknownConfigResourceType(req.Resources) {
+		// Kafka's ConfigHelper throws for a type it does not know, which
+		// fails the whole request: every resource gets INVALID_REQUEST.
+		e := kafkaError(kerr.InvalidRequest)
+		for _, res := range req.Resources {
+			rr := kmsg.NewDescribeConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName = res.ResourceType, res.ResourceName
+			rr.ErrorCode, rr.ErrorMessage = e.code, e.messagePtr()
+			resp.Resources = append(resp.Resources, rr)
+		}
+		r.respond(resp)
+		return
+	}
 	im := b.meta.Image()
 	for _, res := range req.Resources {
 		rr := kmsg.NewDescribeConfigsResponseResource()
@@ -39,7 +56,10 @@ func handleDescribeConfigs(b *Broker, r *request) {
 		rr.ResourceName = res.ResourceName
 		// Authorized first, so an unauthorized principal cannot tell
 		// whether a topic exists.
-		e := b.authorizeConfigs(r, kmsg.ACLOperationDescribeConfigs, res.ResourceType, res.ResourceName)
+		e := withKafkaMessage(b.authorizeConfigs(r, kmsg.ACLOperationDescribeConfigs, res.ResourceType, res.ResourceName))
+		if e == nil && res.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
+			e = b.authorizeGroupConfigs(r, kmsg.ACLOperationDescribeConfigs, res.ResourceName)
+		}
 		var entries []config.Entry
 		if e == nil {
 			entries, e = b.describeResource(im, res.ResourceType, res.ResourceName)
@@ -51,7 +71,7 @@ func handleDescribeConfigs(b *Broker, r *request) {
 			continue
 		}
 		var want map[string]bool
-		if res.ConfigNames != nil {
+		if len(res.ConfigNames) > 0 {
 			want = map[string]bool{}
 			for _, n := range res.ConfigNames {
 				want[n] = true
@@ -68,6 +88,21 @@ func handleDescribeConfigs(b *Broker, r *request) {
 	r.respond(resp)
 }
 
+// unknownConfigResourceType reports whether a resource has a type Kafka's
+// ConfigResource.Type does not know (TOPIC, BROKER, BROKER_LOGGER,
+// CLIENT_METRICS and GROUP are known).
+func unknownConfigResourceType(rs []kmsg.DescribeConfigsRequestResource) bool {
+	for _, res := range rs {
+		switch res.ResourceType {
+		case kmsg.ConfigResourceTypeTopic, kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger,
+			kmsg.ConfigResourceTypeClientMetrics, kmsg.ConfigResourceTypeGroupConfig:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // describeResource returns the config entries of one resource.
 func (b *Broker) describeResource(im *metadata.Image, typ kmsg.ConfigResourceType, name string) ([]config.Entry, *apiError) {
 	switch typ {
@@ -77,7 +112,7 @@ func (b *Broker) describeResource(im *metadata.Image, typ kmsg.ConfigResourceTyp
 		}
 		t := im.Topics[name]
 		if t == nil {
-			return nil, newAPIError(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", name)
+			return nil, &apiError{code: kerr.UnknownTopicOrPartition.Code} // Kafka sets no message
 		}
 		return config.DescribeTopic(b.dynamicConfig(im.BrokerConfigs), t.Configs), nil
 	case kmsg.ConfigResourceTypeBroker:
@@ -88,6 +123,8 @@ func (b *Broker) describeResource(im *metadata.Image, typ kmsg.ConfigResourceTyp
 			return nil, e
 		}
 		return config.DescribeBroker(b.cfg, im.BrokerConfigs), nil
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return b.describeGroupConfigs(im, name)
 	}
 	return nil, newAPIError(kerr.InvalidRequest, "Unsupported resource type: %s", typ)
 }

@@ -12,7 +12,8 @@ package broker
 // UNKNOWN_TOPIC_OR_PARTITION. A null topic list elects every partition and,
 // as Kafka, leaves out of the response the partitions that needed no
 // election (each topic is still listed). An unknown election type is
-// INVALID_REQUEST for the whole request.
+// INVALID_REQUEST for the whole request. Messages are Kafka's (see
+// electionMessage).
 //
 // Any broker answers: the change goes to the active controller through
 // the metadata quorum (NOT_CONTROLLER when none answers in time). On a
@@ -196,6 +197,37 @@ func errMessage(err error) *string {
 	return &m
 }
 
+// electionTypeError is an ElectionType Kafka does not know: INVALID_REQUEST
+// for the whole request, with the message of ReplicationControlManager.
+type electionTypeError struct{ etype int8 }
+
+func (e *electionTypeError) Error() string { return fmt.Sprintf("Unknown election type %d", e.etype) }
+func (e *electionTypeError) Unwrap() error { return metadata.ErrInvalidRequest }
+
+// electionMessage is the ErrorMessage Kafka's ReplicationControlManager
+// gives one partition's election: the default message of the code for
+// ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE and
+// ELIGIBLE_LEADERS_NOT_AVAILABLE, "No such topic as t" or "No such
+// partition as t-9" for UNKNOWN_TOPIC_OR_PARTITION, and none on success.
+func electionMessage(res metadata.ElectionResult, code int16) *string {
+	var msg string
+	switch code {
+	case 0:
+		return nil
+	case kerr.ElectionNotNeeded.Code, kerr.PreferredLeaderNotAvailable.Code, kerr.EligibleLeadersNotAvailable.Code:
+		msg = kafkaMessages[code]
+	case kerr.UnknownTopicOrPartition.Code:
+		if errors.Is(res.Err, metadata.ErrUnknownTopic) {
+			msg = "No such topic as " + res.Topic
+		} else {
+			msg = fmt.Sprintf("No such partition as %s-%d", res.Topic, res.Partition)
+		}
+	default:
+		return errMessage(res.Err)
+	}
+	return &msg
+}
+
 func handleElectLeaders(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.ElectLeadersRequest)
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
@@ -219,7 +251,7 @@ func handleElectLeaders(b *Broker, r *request) {
 	if !b.authorizeCluster(r, kmsg.ACLOperationAlter) {
 		err = errClusterAuthorization
 	} else if etype != electionPreferred && etype != electionUnclean {
-		err = fmt.Errorf("%w: unknown election type %d", metadata.ErrInvalidRequest, etype)
+		err = &electionTypeError{etype}
 	} else {
 		results, err = b.ops().ElectLeaders(etype == electionPreferred, tps)
 		if err == nil && tps != nil && len(results) != len(tps) {
@@ -253,7 +285,7 @@ func handleElectLeaders(b *Broker, r *request) {
 		sp := kmsg.NewElectLeadersResponseTopicPartition()
 		sp.Partition = res.Partition
 		sp.ErrorCode = clusterErrorCode(res.Err)
-		sp.ErrorMessage = errMessage(res.Err)
+		sp.ErrorMessage = electionMessage(res, sp.ErrorCode)
 		return sp
 	}
 	if req.Topics == nil {

@@ -7,11 +7,16 @@ package broker
 // the last two only for LIST configs such as cleanup.policy (else
 // INVALID_CONFIG "Can't APPEND to key x because its type is not LIST.").
 // APPEND adds the values not present yet to the current value (the
-// override, else the effective default); SUBTRACT removes them. As Kafka's
-// broker: a key repeated in one resource is INVALID_REQUEST "Error due to
-// duplicate config keys", a null value for an operation other than DELETE
-// is INVALID_REQUEST "Null value not supported for : SET:key", an unknown
-// operation is INVALID_REQUEST. The resulting overrides are then checked
+// override, else the config's built-in default, whatever the broker's
+// static or dynamic defaults say, as Kafka's controller); SUBTRACT removes
+// them. First the
+// checks of Kafka's broker (preprocessAlterConfigs in alterconfigs.go): a
+// resource named twice, a key repeated in one resource ("Error due to
+// duplicate config keys"), null values for operations other than DELETE
+// ("Null value not supported for : a, b"), a broker id other than this
+// node's and an unknown resource type are INVALID_REQUEST, before
+// authorization; an unknown operation is INVALID_REQUEST "Unknown
+// operations type 7". The resulting overrides are then checked
 // and stored as AlterConfigs does (see alterconfigs.go), and ValidateOnly
 // runs every check and changes nothing.
 //
@@ -34,12 +39,29 @@ func init() { register(kmsg.IncrementalAlterConfigs, 0, 1, handleIncrementalAlte
 func handleIncrementalAlterConfigs(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+	pre := make([]alterResource, len(req.Resources))
+	for i, res := range req.Resources {
+		pre[i] = alterResource{typ: res.ResourceType, name: res.ResourceName}
+		for _, c := range res.Configs {
+			pre[i].keys = append(pre[i].keys, c.Name)
+			if c.Value == nil && c.Op != kmsg.IncrementalAlterConfigOpDelete {
+				pre[i].nulls = append(pre[i].nulls, c.Name)
+			}
+		}
+	}
+	preErrs := preprocessAlterConfigs(b, pre, true)
 	for i := range req.Resources {
 		res := &req.Resources[i]
 		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		rr.ResourceType = res.ResourceType
 		rr.ResourceName = res.ResourceName
-		e := b.authorizeConfigs(r, kmsg.ACLOperationAlterConfigs, res.ResourceType, res.ResourceName)
+		e := preErrs[i]
+		if e == nil {
+			e = withKafkaMessage(b.authorizeConfigs(r, kmsg.ACLOperationAlterConfigs, res.ResourceType, res.ResourceName))
+		}
+		if e == nil && res.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
+			e = b.authorizeGroupConfigs(r, kmsg.ACLOperationAlterConfigs, res.ResourceName)
+		}
 		if e == nil {
 			e = b.incrementalAlter(res, req.ValidateOnly)
 		}
@@ -51,36 +73,24 @@ func handleIncrementalAlterConfigs(b *Broker, r *request) {
 }
 
 func (b *Broker) incrementalAlter(res *kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) *apiError {
-	seen := map[string]bool{}
-	for _, c := range res.Configs {
-		if seen[c.Name] {
-			return newAPIError(kerr.InvalidRequest, "Error due to duplicate config keys")
-		}
-		seen[c.Name] = true
-		if c.Value == nil && c.Op != kmsg.IncrementalAlterConfigOpDelete {
-			return newAPIError(kerr.InvalidRequest, "Null value not supported for : %s:%s", c.Op, c.Name)
-		}
-	}
 	im := b.meta.Image()
 	switch res.ResourceType {
 	case kmsg.ConfigResourceTypeTopic:
-		if e := b.checkTopicResource(res.ResourceName); e != nil {
+		if e := checkTopicResourceName(res.ResourceName); e != nil {
 			return e
 		}
-		t := im.Topics[res.ResourceName]
+		var existing map[string]string // none for a topic that does not exist
+		if t := im.Topics[res.ResourceName]; t != nil {
+			existing = t.Configs
+		}
+		// Without an override, APPEND and SUBTRACT start from the
+		// config's built-in default, not from a broker-level default
+		// (Kafka's ConfigurationControlManager.getParts).
 		current := func(name string) (string, bool) {
 			k, ok := config.LookupTopicKey(name)
-			if !ok {
-				return "", false
-			}
-			for _, e := range config.DescribeTopic(b.dynamicConfig(im.BrokerConfigs), t.Configs) {
-				if e.Name == name && e.Value != nil {
-					return *e.Value, k.Type == kmsg.ConfigTypeList
-				}
-			}
-			return k.Default, k.Type == kmsg.ConfigTypeList
+			return k.Default, ok && k.Type == kmsg.ConfigTypeList
 		}
-		overrides, e := applyConfigOps(t.Configs, res.Configs, current)
+		overrides, e := applyConfigOps(existing, res.Configs, current)
 		if e != nil {
 			return e
 		}
@@ -91,7 +101,10 @@ func (b *Broker) incrementalAlter(res *kmsg.IncrementalAlterConfigsRequestResour
 		}
 		current := func(name string) (string, bool) {
 			k, ok := config.LookupBrokerKey(name)
-			v, _ := b.cfg.Value(name)
+			v := ""
+			if k.Default != nil {
+				v = *k.Default
+			}
 			return v, ok && k.Type == kmsg.ConfigTypeList
 		}
 		configs, e := applyConfigOps(im.BrokerConfigs, res.Configs, current)
@@ -103,13 +116,15 @@ func (b *Broker) incrementalAlter(res *kmsg.IncrementalAlterConfigsRequestResour
 			touched[i] = c.Name
 		}
 		return b.setBrokerOverrides(res.ResourceName, configs, touched, validateOnly)
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return b.incrementalAlterGroupConfigs(res, validateOnly)
 	}
 	return newAPIError(kerr.InvalidRequest, "IncrementalAlterConfigs is only supported for topics and brokers, but resource type is %s", res.ResourceType)
 }
 
 // applyConfigOps applies the operations to a copy of the overrides.
-// current returns the value a key has without an override and whether it
-// is a LIST config.
+// current returns the value APPEND and SUBTRACT start from for a key
+// without an override and whether it is a LIST config.
 func applyConfigOps(overrides map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig,
 	current func(name string) (string, bool)) (map[string]string, *apiError) {
 	out := maps.Clone(overrides)
@@ -143,7 +158,7 @@ func applyConfigOps(overrides map[string]string, ops []kmsg.IncrementalAlterConf
 			}
 			out[c.Name] = strings.Join(list, ",")
 		default:
-			return nil, newAPIError(kerr.InvalidRequest, "Unknown alter config operation %d for key %s", int8(c.Op), c.Name)
+			return nil, newAPIError(kerr.InvalidRequest, "Unknown operations type %d", int8(c.Op))
 		}
 	}
 	return out, nil

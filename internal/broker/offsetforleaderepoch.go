@@ -8,9 +8,11 @@ package broker
 // Kafka's Partition.lastOffsetForLeaderEpoch; -1, -1 without error when
 // the epoch is older than every epoch the log knows. A CurrentLeaderEpoch
 // (v2+, -1 = unchecked) older than the partition's is FENCED_LEADER_EPOCH,
-// a newer one UNKNOWN_LEADER_EPOCH. ReplicaID (v3+): followers (>= 0) and
-// consumers (-1) must ask the leader, NOT_LEADER_OR_FOLLOWER otherwise;
-// the debugging id -2 may ask any replica.
+// a newer one UNKNOWN_LEADER_EPOCH (any value other than -1 is checked, as
+// Kafka's Partition.checkCurrentLeaderEpoch). Every request must go to the
+// leader, NOT_LEADER_OR_FOLLOWER otherwise, whatever its ReplicaID (v3+):
+// Kafka's ReplicaManager.lastOffsetForLeaderEpoch always asks for the
+// leader, the debugging id -2 included.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,16 +21,9 @@ import (
 
 func init() { register(kmsg.OffsetForLeaderEpoch, 0, 4, handleOffsetForLeaderEpoch) }
 
-// debuggingReplicaID is Kafka's replica id for tools that may read any replica.
-const debuggingReplicaID = -2
-
 func handleOffsetForLeaderEpoch(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
-	replicaID := int32(-1)
-	if r.hdr.APIVersion >= 3 {
-		replicaID = req.ReplicaID
-	}
 	// CLUSTER_ACTION (brokers), or DESCRIBE on each topic, whatever the
 	// replica id (Kafka's rule).
 	clusterOK := b.authorizeCluster(r, kmsg.ACLOperationClusterAction)
@@ -62,11 +57,11 @@ func handleOffsetForLeaderEpoch(b *Broker, r *request) {
 				current = rp.CurrentLeaderEpoch
 			}
 			switch {
-			case current >= 0 && current < epoch:
+			case current != -1 && current < epoch:
 				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
 			case current > epoch:
 				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
-			case replicaID != debuggingReplicaID && !p.IsLeader():
+			case !p.IsLeader():
 				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			default:
 				sp.LeaderEpoch, sp.EndOffset = p.Log.EndOffsetForEpoch(rp.LeaderEpoch)
