@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	commands = append(commands, command{"consumer-groups", "list, describe, delete consumer groups or reset their offsets (Kafka's kafka-consumer-groups.sh)",
+	commands = append(commands, command{"consumer-groups", "list, describe, delete consumer groups (classic and KIP-848) or reset their offsets (Kafka's kafka-consumer-groups.sh)",
 		func(args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

@@ -44,6 +44,13 @@ func apiVersionsKeys() []kmsg.ApiVersionsResponseApiKey {
 func handleApiVersions(b *Broker, r *request) {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ApiKeys = apiVersionsKeys()
+	if !b.cfg.ConsumerProtocolEnabled() {
+		// group.coordinator.rebalance.protocols without consumer: the
+		// KIP-848 APIs are not advertised, so clients use the classic ones.
+		resp.ApiKeys = slices.DeleteFunc(resp.ApiKeys, func(k kmsg.ApiVersionsResponseApiKey) bool {
+			return k.ApiKey == kmsg.ConsumerGroupHeartbeat.Int16() || k.ApiKey == kmsg.ConsumerGroupDescribe.Int16()
+		})
+	}
 	req := r.kreq.(*kmsg.ApiVersionsRequest)
 	v := r.hdr.APIVersion
 	switch {

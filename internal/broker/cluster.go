@@ -167,7 +167,7 @@ func (b *Broker) applyRole(im *metadata.Image, p *partition.Partition, pa metada
 // loader goroutine runs loads and unloads in order and stops at Close
 // (group.Coordinator.OnElection), so a load never reads a closing log.
 func (b *Broker) loadOffsetsPartition(p *partition.Partition) {
-	b.groups.OnElection(p.Index, offsetsLog{p})
+	b.groups.OnElection(p.Index, b.newOffsetsLog(p))
 }
 
 // unloadOffsetsPartition drops the groups of a __consumer_offsets

@@ -441,10 +441,14 @@ func TestReassignWhileProducing(t *testing.T) {
 		t.Fatalf("acknowledged %d records, highest m%07d: a record failed without an error", len(acked), want-1)
 	}
 	cons := tc.client(kgo.ConsumeTopics("move"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	// The read-back has its own deadline: on a loaded machine the producer
+	// runs longer and leaves more to read.
+	rctx, rcancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer rcancel()
 	var got []string
 	for len(got) < want {
-		fs := cons.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
+		fs := cons.PollFetches(rctx)
+		if err := rctx.Err(); err != nil {
 			t.Fatalf("read %d of %d acknowledged records: %v", len(got), want, err)
 		}
 		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })

@@ -1,8 +1,10 @@
 package broker
 
-// DescribeGroups: v0-5
+// DescribeGroups: v0-6
 //
-// Unknown groups are reported as Dead with no error, as Kafka does.
+// Unknown groups and KIP-848 consumer groups are reported as Dead with no
+// error before v6 and GROUP_ID_NOT_FOUND with a message from v6, as Kafka 4
+// does.
 // Without an authorizer every group operation is reported as allowed.
 
 import (
@@ -10,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(kmsg.DescribeGroups, 0, 5, handleDescribeGroups) }
+func init() { register(kmsg.DescribeGroups, 0, 6, handleDescribeGroups) }
 
 func handleDescribeGroups(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.DescribeGroupsRequest)

@@ -416,6 +416,7 @@ func TestGroupBadInput(t *testing.T) {
 		req.Group, req.MemberID, req.Generation = "bg", member, gen
 		rt := kmsg.NewOffsetCommitRequestTopic()
 		rt.Topic = "bad"
+		rt.TopicID = tb.b.topic("bad").id // v10 names topics by id
 		rp := kmsg.NewOffsetCommitRequestTopicPartition()
 		rp.Partition, rp.Offset, rp.Metadata = partition, 3, &meta
 		rt.Partitions = append(rt.Partitions, rp)

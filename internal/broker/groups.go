@@ -13,8 +13,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/silkworm/silkworm/internal/config"
 	"github.com/silkworm/silkworm/internal/group"
 	"github.com/silkworm/silkworm/internal/metadata"
 	"github.com/silkworm/silkworm/internal/partition"
@@ -42,13 +45,22 @@ func (b *Broker) groupConfig() group.Config {
 	c.RetentionCheckInterval = ms(b.cfg.OffsetsRetentionCheckIntervalMs)
 	c.OffsetMetadataMaxBytes = b.cfg.OffsetMetadataMaxBytes
 	c.MaxBatchBytes = b.cfg.MessageMaxBytes
+	c.Consumer.Enabled = b.cfg.ConsumerProtocolEnabled()
+	c.Consumer.Assignors = nil
+	for _, a := range b.cfg.GroupConsumerAssignors {
+		c.Consumer.Assignors = append(c.Consumer.Assignors, config.ConsumerAssignorName(a))
+	}
+	c.Consumer.SessionTimeout = ms(int64(b.cfg.GroupConsumerSessionTimeoutMs))
+	c.Consumer.HeartbeatInterval = ms(int64(b.cfg.GroupConsumerHeartbeatIntervalMs))
+	c.Consumer.MaxSize = b.cfg.GroupConsumerMaxSize
+	c.Consumer.MigrationPolicy = strings.ToLower(b.cfg.GroupConsumerMigrationPolicy)
 	return c
 }
 
 // startGroups creates the coordinator and loads every __consumer_offsets
 // partition this node leads, before any request is served.
 func (b *Broker) startGroups() error {
-	gc, err := group.New(b.groupConfig(), groupHost{b}, b.log.With("component", "group-coordinator"))
+	gc, err := group.New(b.groupConfig(), groupHost{b: b, topics: new(atomic.Pointer[group.TopicImage])}, b.log.With("component", "group-coordinator"))
 	if err != nil {
 		return err
 	}
@@ -58,7 +70,7 @@ func (b *Broker) startGroups() error {
 			if !p.IsLeader() {
 				continue
 			}
-			if err := gc.LoadPartition(p.Index, offsetsLog{p}); err != nil {
+			if err := gc.LoadPartition(p.Index, b.newOffsetsLog(p)); err != nil {
 				gc.Close()
 				return err
 			}
@@ -97,8 +109,11 @@ func (b *Broker) ensureOffsetsTopic() (*topicState, error) {
 	return ts, nil
 }
 
-// groupHost gives the coordinator the broker's partitions.
-type groupHost struct{ b *Broker }
+// groupHost gives the coordinator the broker's partitions and topics.
+type groupHost struct {
+	b      *Broker
+	topics *atomic.Pointer[group.TopicImage] // Topics' cache
+}
 
 func (h groupHost) OffsetsLog(p int32) (group.Log, error) {
 	ts, err := h.b.ensureOffsetsTopic()
@@ -112,7 +127,7 @@ func (h groupHost) OffsetsLog(p int32) (group.Log, error) {
 	if !part.IsLeader() {
 		return nil, fmt.Errorf("%s-%d: %w", offsetsTopic, p, partition.ErrNotLeader)
 	}
-	return offsetsLog{part}, nil
+	return h.b.newOffsetsLog(part), nil
 }
 
 // PartitionExists reports whether the cluster has the partition, wherever
@@ -122,11 +137,60 @@ func (h groupHost) PartitionExists(topic string, p int32) bool {
 	return ts != nil && p >= 0 && int(p) < len(ts.partitions)
 }
 
-// offsetsLog is one __consumer_offsets partition as a group.Log.
-type offsetsLog struct{ p *partition.Partition }
+// Topics is the metadata image's topics for KIP-848 consumer groups
+// (ids, partition counts, replica racks), rebuilt only when the image
+// changed.
+func (h groupHost) Topics() *group.TopicImage {
+	im := h.b.meta.Image()
+	if c := h.topics.Load(); c != nil && c.Version == im.Epoch {
+		return c
+	}
+	topics := make([]*group.TopicMeta, 0, len(im.Topics))
+	for _, t := range im.Topics {
+		tm := &group.TopicMeta{Name: t.Name, ID: t.ID, Partitions: int32(len(t.Partitions))}
+		hasRack := false
+		racks := make([][]string, len(t.Partitions))
+		for i, p := range t.Partitions {
+			for _, r := range p.Replicas {
+				if br := im.BrokerByID(r); br != nil && br.Rack != nil {
+					racks[i] = append(racks[i], *br.Rack)
+					hasRack = true
+				}
+			}
+		}
+		if hasRack {
+			tm.Racks = racks
+		}
+		topics = append(topics, tm)
+	}
+	ti := group.NewTopicImage(im.Epoch, topics)
+	h.topics.Store(ti)
+	return ti
+}
 
+// offsetsLog is one __consumer_offsets partition as a group.Log.
+type offsetsLog struct {
+	p       *partition.Partition
+	stop    <-chan struct{} // the broker's Close: stop waiting for replicas
+	timeout time.Duration   // offsets.commit.timeout.ms
+}
+
+// newOffsetsLog is p as the group coordinator's log.
+func (b *Broker) newOffsetsLog(p *partition.Partition) offsetsLog {
+	ms, _ := b.cfg.Value("offsets.commit.timeout.ms")
+	timeout, err := strconv.Atoi(ms)
+	if err != nil || timeout <= 0 {
+		timeout = 5000
+	}
+	return offsetsLog{p: p, stop: b.stopWatch, timeout: time.Duration(timeout) * time.Millisecond}
+}
+
+// Append appends batch and returns once the ISR has it (the high
+// watermark passed it), as Kafka writes group records and offsets with
+// acks=all and offsets.commit.timeout.ms: an acknowledged commit survives
+// a coordinator failover.
 func (l offsetsLog) Append(batch []byte) error {
-	if _, err := l.p.AppendAsLeader(batch, 0); err != nil {
+	if err := appendCommittedWithin(l.p, batch, l.stop, l.timeout); err != nil {
 		return fmt.Errorf("append to %s: %w", l.p, err)
 	}
 	return nil

@@ -5,7 +5,9 @@ package broker
 // The request parks in the group coordinator until the rebalance completes
 // and is answered from the coordinator's goroutine; the io goroutine is
 // free at once. MEMBER_ID_REQUIRED on v4+ for a new dynamic member;
-// static members (v5+ group.instance.id, KIP-345).
+// static members (v5+ group.instance.id, KIP-345). A JoinGroup to a KIP-848
+// consumer group with members is served as a classic member of it (online
+// migration, internal/group/migration.go).
 
 import (
 	"net"
@@ -21,6 +23,16 @@ func handleJoinGroup(b *Broker, r *request) {
 	if !b.authorizeGroup(r, kmsg.ACLOperationRead, req.Group) {
 		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 		resp.ErrorCode, resp.Generation = kerr.GroupAuthorizationFailed.Code, -1
+		if r.hdr.APIVersion >= 7 {
+			resp.Protocol = nil
+		}
+		r.respond(resp)
+		return
+	}
+	if b.isShareGroup(req.Group) {
+		// Kafka: GroupIdNotFoundException "Group X is not a classic group."
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.Generation = kerr.GroupIDNotFound.Code, -1
 		if r.hdr.APIVersion >= 7 {
 			resp.Protocol = nil
 		}

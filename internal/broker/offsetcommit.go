@@ -1,9 +1,12 @@
 package broker
 
-// OffsetCommit: v0-9
+// OffsetCommit: v0-10
 //
 // One batch per request in __consumer_offsets, acknowledged after the
 // append. Generation -1 commits without membership (Empty groups only).
+// For a KIP-848 consumer group the generation is the member epoch
+// (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID). v10 names topics by id: an id
+// the cluster does not know is UNKNOWN_TOPIC_ID for its partitions.
 // Deviation: the v2-4 RetentionTimeMillis is ignored (Kafka ignores it too
 // since 2.1 for groups it manages); offsets.retention.minutes applies.
 
@@ -12,13 +15,56 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(kmsg.OffsetCommit, 0, 9, handleOffsetCommit) }
+func init() { register(kmsg.OffsetCommit, 0, 10, handleOffsetCommit) }
 
 func handleOffsetCommit(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.OffsetCommitRequest)
-	if b.authz.acl == nil {
-		r.respond(b.groups.OffsetCommit(req))
+	if req.Version >= 10 {
+		handleOffsetCommitByID(b, r, req)
 		return
+	}
+	r.respond(offsetCommit(b, r, req))
+}
+
+// handleOffsetCommitByID maps v10's topic ids to names, commits, and
+// answers with the ids.
+func handleOffsetCommitByID(b *Broker, r *request, req *kmsg.OffsetCommitRequest) {
+	byName := req.Topics[:0:0]
+	var unknown []kmsg.OffsetCommitResponseTopic
+	ids := map[string][16]byte{}
+	for _, t := range req.Topics {
+		ts := b.topicByID(t.TopicID)
+		if ts == nil {
+			rt := kmsg.NewOffsetCommitResponseTopic()
+			rt.TopicID = t.TopicID
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, kerr.UnknownTopicID.Code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			unknown = append(unknown, rt)
+			continue
+		}
+		t.Topic = ts.name
+		ids[ts.name] = ts.id
+		byName = append(byName, t)
+	}
+	sub := *req
+	sub.Topics = byName
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	if len(byName) > 0 || len(unknown) == 0 {
+		resp = offsetCommit(b, r, &sub)
+	}
+	for i := range resp.Topics {
+		resp.Topics[i].TopicID = ids[resp.Topics[i].Topic]
+	}
+	resp.Topics = append(resp.Topics, unknown...)
+	r.respond(resp)
+}
+
+func offsetCommit(b *Broker, r *request, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	if b.authz.acl == nil {
+		return b.groups.OffsetCommit(req)
 	}
 	// Authorization: READ on the group, else every partition is
 	// GROUP_AUTHORIZATION_FAILED; READ on each topic, else its partitions
@@ -54,5 +100,5 @@ func handleOffsetCommit(b *Broker, r *request) {
 		resp = b.groups.OffsetCommit(&sub)
 	}
 	resp.Topics = append(denied, resp.Topics...)
-	r.respond(resp)
+	return resp
 }

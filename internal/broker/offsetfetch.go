@@ -1,22 +1,29 @@
 package broker
 
-// OffsetFetch: v0-9
+// OffsetFetch: v0-10
 //
 // v8+ asks for several groups at once; null topics (v2+) means every
-// committed offset of the group. RequireStable (v7+) is accepted: without
-// transactions every committed offset is stable. The v9 member id and
-// epoch (KIP-848 groups) are ignored.
+// committed offset of the group. RequireStable (v7+) is accepted. The v9+
+// member id and epoch are checked for KIP-848 consumer groups
+// (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH). v10 names topics by id: an id
+// the cluster does not know is UNKNOWN_TOPIC_ID, and offsets of topics
+// that no longer exist are left out of an all-topics answer.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(kmsg.OffsetFetch, 0, 9, handleOffsetFetch) }
+func init() { register(kmsg.OffsetFetch, 0, 10, handleOffsetFetch) }
 
 func handleOffsetFetch(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.OffsetFetchRequest)
-	resp := b.groups.OffsetFetch(req)
+	var resp *kmsg.OffsetFetchResponse
+	if req.Version >= 10 {
+		resp = offsetFetchByID(b, req)
+	} else {
+		resp = b.groups.OffsetFetch(req)
+	}
 	if b.authz.acl == nil {
 		r.respond(resp)
 		return
@@ -87,4 +94,54 @@ func handleOffsetFetch(b *Broker, r *request) {
 	}
 	resp.Topics = kept
 	r.respond(resp)
+}
+
+// offsetFetchByID maps v10's topic ids to names, fetches, and answers
+// with ids.
+func offsetFetchByID(b *Broker, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	sub := *req
+	sub.Groups = make([]kmsg.OffsetFetchRequestGroup, len(req.Groups))
+	unknown := make([][]kmsg.OffsetFetchResponseGroupTopic, len(req.Groups))
+	for i, g := range req.Groups {
+		sub.Groups[i] = g
+		if g.Topics == nil {
+			continue
+		}
+		sub.Groups[i].Topics = []kmsg.OffsetFetchRequestGroupTopic{}
+		for _, t := range g.Topics {
+			ts := b.topicByID(t.TopicID)
+			if ts == nil {
+				rt := kmsg.NewOffsetFetchResponseGroupTopic()
+				rt.TopicID = t.TopicID
+				for _, p := range t.Partitions {
+					rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+					rp.Partition, rp.Offset, rp.ErrorCode = p, -1, kerr.UnknownTopicID.Code
+					rp.Metadata = kmsg.StringPtr("")
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				unknown[i] = append(unknown[i], rt)
+				continue
+			}
+			t.Topic = ts.name
+			sub.Groups[i].Topics = append(sub.Groups[i].Topics, t)
+		}
+	}
+	resp := b.groups.OffsetFetch(&sub)
+	for i := range resp.Groups {
+		g := &resp.Groups[i]
+		kept := g.Topics[:0]
+		for _, t := range g.Topics {
+			ts := b.topic(t.Topic)
+			if ts == nil {
+				continue // no id to answer with: the topic is gone
+			}
+			t.TopicID = ts.id
+			kept = append(kept, t)
+		}
+		g.Topics = kept
+		if i < len(unknown) && g.ErrorCode == 0 {
+			g.Topics = append(g.Topics, unknown[i]...)
+		}
+	}
+	return resp
 }

@@ -642,3 +642,10 @@ func (b *Broker) deleteShareGroup(id string) int16 {
 	}
 	return b.shares.coord.Delete(id)
 }
+
+// isShareGroup reports whether id names a share group this broker
+// coordinates: the group id namespace is shared, so classic and consumer
+// protocol requests for it are refused.
+func (b *Broker) isShareGroup(id string) bool {
+	return b.shares != nil && b.shares.coord.HasGroup(id)
+}

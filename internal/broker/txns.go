@@ -287,12 +287,17 @@ func appendCommitted(p *partition.Partition, batch []byte) error {
 	return appendCommittedUntil(p, batch, nil)
 }
 
-// errBrokerClosing is a wait for the ISR cut short by Close.
-var errBrokerClosing = errors.New("broker is shutting down")
-
 // appendCommittedUntil is appendCommitted that gives up when stop is
 // closed (the broker is closing: its ISR may never catch up again).
 func appendCommittedUntil(p *partition.Partition, batch []byte, stop <-chan struct{}) error {
+	return appendCommittedWithin(p, batch, stop, markerTimeout)
+}
+
+// errBrokerClosing is a wait for the ISR cut short by Close.
+var errBrokerClosing = errors.New("broker is shutting down")
+
+// appendCommittedWithin is appendCommittedUntil with its own timeout.
+func appendCommittedWithin(p *partition.Partition, batch []byte, stop <-chan struct{}, timeout time.Duration) error {
 	res, err := p.AppendAsLeader(batch, 0)
 	if err != nil {
 		return err
@@ -303,7 +308,7 @@ func appendCommittedUntil(p *partition.Partition, batch []byte, stop <-chan stru
 	wake := make(chan struct{}, 1)
 	p.Watch(wake)
 	defer p.Unwatch(wake)
-	timer := time.NewTimer(markerTimeout)
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for p.HighWatermark() <= res.LastOffset {
 		if !p.IsLeader() {
@@ -332,7 +337,7 @@ func (l stateLog) Append(batch []byte) error {
 	return nil
 }
 
-func (l stateLog) Replay(fn func(batch []byte) error) error { return offsetsLog{l.p}.Replay(fn) }
+func (l stateLog) Replay(fn func(batch []byte) error) error { return offsetsLog{p: l.p}.Replay(fn) }
 
 func (l stateLog) LeaderEpoch() int32 { return l.p.LeaderEpoch() }
 

@@ -78,6 +78,18 @@ type Broker struct {
 	GroupMaxSessionTimeoutMs        int   // group.max.session.timeout.ms
 	GroupMaxSize                    int   // group.max.size
 
+	// KIP-848 consumer groups (ConsumerGroupHeartbeat).
+	GroupConsumerAssignors              []string // group.consumer.assignors: uniform, range (or Kafka's class names); the first is the default
+	GroupConsumerSessionTimeoutMs       int      // group.consumer.session.timeout.ms
+	GroupConsumerMinSessionTimeoutMs    int      // group.consumer.min.session.timeout.ms
+	GroupConsumerMaxSessionTimeoutMs    int      // group.consumer.max.session.timeout.ms
+	GroupConsumerHeartbeatIntervalMs    int      // group.consumer.heartbeat.interval.ms
+	GroupConsumerMinHeartbeatIntervalMs int      // group.consumer.min.heartbeat.interval.ms
+	GroupConsumerMaxHeartbeatIntervalMs int      // group.consumer.max.heartbeat.interval.ms
+	GroupConsumerMaxSize                int      // group.consumer.max.size
+	GroupConsumerMigrationPolicy        string   // group.consumer.migration.policy: disabled, downgrade, upgrade, bidirectional
+	GroupCoordinatorRebalanceProtocols  []string // group.coordinator.rebalance.protocols
+
 	TransactionStateLogNumPartitions     int // transaction.state.log.num.partitions
 	TransactionStateLogReplicationFactor int // transaction.state.log.replication.factor
 	TransactionStateLogMinISR            int // transaction.state.log.min.isr
@@ -161,6 +173,16 @@ var brokerFields = []field{
 	{"group.min.session.timeout.ms", func(b *Broker) any { return &b.GroupMinSessionTimeoutMs }},
 	{"group.max.session.timeout.ms", func(b *Broker) any { return &b.GroupMaxSessionTimeoutMs }},
 	{"group.max.size", func(b *Broker) any { return &b.GroupMaxSize }},
+	{"group.consumer.assignors", func(b *Broker) any { return &b.GroupConsumerAssignors }},
+	{"group.consumer.session.timeout.ms", func(b *Broker) any { return &b.GroupConsumerSessionTimeoutMs }},
+	{"group.consumer.min.session.timeout.ms", func(b *Broker) any { return &b.GroupConsumerMinSessionTimeoutMs }},
+	{"group.consumer.max.session.timeout.ms", func(b *Broker) any { return &b.GroupConsumerMaxSessionTimeoutMs }},
+	{"group.consumer.heartbeat.interval.ms", func(b *Broker) any { return &b.GroupConsumerHeartbeatIntervalMs }},
+	{"group.consumer.min.heartbeat.interval.ms", func(b *Broker) any { return &b.GroupConsumerMinHeartbeatIntervalMs }},
+	{"group.consumer.max.heartbeat.interval.ms", func(b *Broker) any { return &b.GroupConsumerMaxHeartbeatIntervalMs }},
+	{"group.consumer.max.size", func(b *Broker) any { return &b.GroupConsumerMaxSize }},
+	{"group.consumer.migration.policy", func(b *Broker) any { return &b.GroupConsumerMigrationPolicy }},
+	{"group.coordinator.rebalance.protocols", func(b *Broker) any { return &b.GroupCoordinatorRebalanceProtocols }},
 	{"transaction.state.log.num.partitions", func(b *Broker) any { return &b.TransactionStateLogNumPartitions }},
 	{"transaction.state.log.replication.factor", func(b *Broker) any { return &b.TransactionStateLogReplicationFactor }},
 	{"transaction.state.log.min.isr", func(b *Broker) any { return &b.TransactionStateLogMinISR }},
@@ -643,6 +665,7 @@ func (b *Broker) validateCross() []error {
 	if b.GroupMinSessionTimeoutMs > b.GroupMaxSessionTimeoutMs {
 		fail("group.min.session.timeout.ms (%d) must not exceed group.max.session.timeout.ms (%d)", b.GroupMinSessionTimeoutMs, b.GroupMaxSessionTimeoutMs)
 	}
+	errs = append(errs, b.validateGroupConsumer()...)
 	for _, r := range b.ProcessRoles {
 		if r != "broker" && r != "controller" {
 			fail("unknown process role %q in process.roles: must be broker or controller", r)
@@ -738,4 +761,81 @@ func (b *Broker) BrokerAdvertisedListeners() []Listener {
 		}
 	}
 	return out
+}
+
+// validateGroupConsumer is Kafka's GroupCoordinatorConfig checks of the
+// group.consumer.* keys: the session timeout and heartbeat interval within
+// their bounds, the interval below the session timeout, known assignors,
+// migration policy and rebalance protocols.
+func (b *Broker) validateGroupConsumer() []error {
+	var errs []error
+	fail := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("invalid configuration: "+format, args...))
+	}
+	within := func(key string, v, lo, hi int, loKey, hiKey string) {
+		if v < lo {
+			fail("%s must be greater than or equal to %s", key, loKey)
+		}
+		if v > hi {
+			fail("%s must be less than or equal to %s", key, hiKey)
+		}
+	}
+	within("group.consumer.session.timeout.ms", b.GroupConsumerSessionTimeoutMs, b.GroupConsumerMinSessionTimeoutMs,
+		b.GroupConsumerMaxSessionTimeoutMs, "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms")
+	within("group.consumer.heartbeat.interval.ms", b.GroupConsumerHeartbeatIntervalMs, b.GroupConsumerMinHeartbeatIntervalMs,
+		b.GroupConsumerMaxHeartbeatIntervalMs, "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms")
+	if b.GroupConsumerHeartbeatIntervalMs >= b.GroupConsumerSessionTimeoutMs {
+		fail("group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms")
+	}
+	if len(b.GroupConsumerAssignors) == 0 {
+		fail("group.consumer.assignors must contain at least one assignor")
+	}
+	for _, a := range b.GroupConsumerAssignors {
+		if ConsumerAssignorName(a) == "" {
+			fail("group.consumer.assignors: unknown assignor %q (uniform, range, or Kafka's UniformAssignor/RangeAssignor class names)", a)
+		}
+	}
+	switch strings.ToLower(b.GroupConsumerMigrationPolicy) {
+	case "disabled", "downgrade", "upgrade", "bidirectional":
+	default:
+		fail("group.consumer.migration.policy must be one of disabled, downgrade, upgrade, bidirectional, got %q", b.GroupConsumerMigrationPolicy)
+	}
+	hasClassic := false
+	for _, p := range b.GroupCoordinatorRebalanceProtocols {
+		switch strings.ToLower(p) {
+		case "classic":
+			hasClassic = true
+		case "consumer", "share", "streams":
+		default:
+			fail("group.coordinator.rebalance.protocols: unknown protocol %q", p)
+		}
+	}
+	if !hasClassic {
+		fail("group.coordinator.rebalance.protocols must contain classic")
+	}
+	return errs
+}
+
+// ConsumerAssignorName maps an entry of group.consumer.assignors to the
+// assignor's name as ConsumerGroupHeartbeat's ServerAssignor names it
+// ("uniform", "range"), or "" for an assignor Silkworm does not have.
+func ConsumerAssignorName(entry string) string {
+	switch strings.TrimSpace(entry) {
+	case "uniform", "org.apache.kafka.coordinator.group.assignor.UniformAssignor":
+		return "uniform"
+	case "range", "org.apache.kafka.coordinator.group.assignor.RangeAssignor":
+		return "range"
+	}
+	return ""
+}
+
+// ConsumerProtocolEnabled reports whether group.coordinator.rebalance.protocols
+// lists consumer (KIP-848 groups served).
+func (b *Broker) ConsumerProtocolEnabled() bool {
+	for _, p := range b.GroupCoordinatorRebalanceProtocols {
+		if strings.EqualFold(p, "consumer") {
+			return true
+		}
+	}
+	return false
 }

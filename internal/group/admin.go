@@ -1,6 +1,7 @@
 package group
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -19,9 +20,11 @@ func sortFetched(ts []fetchedTopic) {
 // authorizer: READ, DELETE and DESCRIBE (Kafka's AclOperation bits).
 const groupOperations = 1<<3 | 1<<6 | 1<<8
 
-// DescribeGroups handles a DescribeGroups request (v0-5). A group not
-// known is reported as Dead with no error, as Kafka does. Member metadata
-// and assignments are given only for Stable groups.
+// DescribeGroups handles a DescribeGroups request (v0-6). A group not
+// known, or one that is not a classic group (a KIP-848 consumer group), is
+// reported as Dead with no error before v6 and as GROUP_ID_NOT_FOUND with
+// Kafka's message from v6, as Kafka 4 does. Member metadata and
+// assignments are given only for Stable groups.
 func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, id := range req.Groups {
@@ -32,10 +35,30 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 		if req.IncludeAuthorizedOperations {
 			dg.AuthorizedOperations = groupOperations
 		}
+		notFound := func(format string) {
+			if req.Version >= 6 {
+				dg.ErrorCode = kerr.GroupIDNotFound.Code
+				msg := fmt.Sprintf(format, id)
+				dg.ErrorMessage = &msg
+			}
+		}
 		g, code := c.group(id, false)
 		dg.ErrorCode = code
+		if g == nil && code == 0 {
+			notFound("Group %s not found.")
+		}
 		if g != nil {
 			g.mu.Lock()
+			if g.cg != nil || g.state == Dead {
+				if g.state == Dead {
+					notFound("Group %s not found.")
+				} else {
+					notFound("Group %s is not a classic group.")
+				}
+				g.unlock()
+				resp.Groups = append(resp.Groups, dg)
+				continue
+			}
 			dg.State = g.state.String()
 			if g.state != Dead {
 				dg.ProtocolType = g.protocolType
@@ -68,30 +91,40 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 	return resp
 }
 
-// ListGroups handles a ListGroups request (v0-4; v4 filters on states,
-// case-insensitively as Kafka parses them).
+// ListGroups handles a ListGroups request (v0-5; v4 filters on states, v5
+// on group types, both case-insensitively as Kafka parses them). A KIP-848
+// group has type "consumer", protocol type "consumer" and Kafka's consumer
+// group states (Empty, Assigning, Reconciling, Stable).
 func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	want := map[string]bool{}
 	for _, s := range req.StatesFilter {
 		want[strings.ToLower(s)] = true
 	}
+	types := map[string]bool{}
+	for _, t := range req.TypesFilter {
+		types[strings.ToLower(t)] = true
+	}
 	for _, g := range c.snapshot() {
 		g.mu.Lock()
-		state, ptype := g.state, g.protocolType
+		state, ptype, gtype := g.state.String(), g.protocolType, "classic"
+		dead := g.state == Dead
+		if g.cg != nil {
+			state, ptype, gtype = g.cg.stateString(), "consumer", "consumer"
+		}
 		g.unlock()
-		if state == Dead || (len(want) > 0 && !want[strings.ToLower(state.String())]) {
+		if dead || (len(want) > 0 && !want[strings.ToLower(state)]) || (len(types) > 0 && !types[gtype]) {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState = g.id, ptype, state.String()
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.id, ptype, state, gtype
 		resp.Groups = append(resp.Groups, lg)
 	}
 	slices.SortFunc(resp.Groups, func(a, b kmsg.ListGroupsResponseGroup) int { return strings.Compare(a.Group, b.Group) })
 	return resp
 }
 
-// DeleteGroups handles a DeleteGroups request (v0-2): only Empty groups
+// DeleteGroups handles a DeleteGroups request (v0-3): only Empty groups
 // are deleted (NON_EMPTY_GROUP otherwise); their offsets and metadata are
 // tombstoned.
 func (c *Coordinator) DeleteGroups(req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGroupsResponse {
@@ -114,11 +147,14 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 		return kerr.GroupIDNotFound.Code
 	}
 	g.mu.Lock()
-	switch g.state {
-	case Dead:
+	switch {
+	case g.state == Dead:
 		g.unlock()
 		return kerr.GroupIDNotFound.Code
-	case Empty:
+	case g.cg != nil && len(g.cg.members) > 0:
+		g.unlock()
+		return kerr.NonEmptyGroup.Code
+	case g.cg != nil, g.state == Empty:
 	default:
 		g.unlock()
 		return kerr.NonEmptyGroup.Code
@@ -164,7 +200,11 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 		return resp
 	}
 	var subscribed map[string]bool
-	if g.state != Empty {
+	if g.cg != nil {
+		if len(g.cg.members) > 0 {
+			subscribed = g.consumerSubscribedLocked()
+		}
+	} else if g.state != Empty {
 		if g.protocolType != "consumer" {
 			resp.ErrorCode = kerr.NonEmptyGroup.Code
 			return resp

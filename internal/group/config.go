@@ -34,6 +34,32 @@ type Config struct {
 	MaxBatchBytes int
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+
+	// Consumer configures KIP-848 consumer groups.
+	Consumer ConsumerConfig
+}
+
+// ConsumerConfig is the group.consumer.* settings: how KIP-848 consumer
+// groups (ConsumerGroupHeartbeat) run.
+type ConsumerConfig struct {
+	// Enabled is false when group.coordinator.rebalance.protocols does not
+	// list consumer: ConsumerGroupHeartbeat answers UNSUPPORTED_VERSION.
+	Enabled bool
+	// Assignors are the server-side assignors members may name
+	// (group.consumer.assignors, "uniform" and "range"); the first is
+	// the default.
+	Assignors []string
+	// SessionTimeout is group.consumer.session.timeout.ms: a member that
+	// does not heartbeat for this long is removed.
+	SessionTimeout time.Duration
+	// HeartbeatInterval is group.consumer.heartbeat.interval.ms, told to
+	// members in every response.
+	HeartbeatInterval time.Duration
+	// MaxSize is group.consumer.max.size.
+	MaxSize int
+	// MigrationPolicy is group.consumer.migration.policy (disabled,
+	// downgrade, upgrade, bidirectional).
+	MigrationPolicy string
 }
 
 // DefaultConfig is Kafka's defaults.
@@ -48,6 +74,14 @@ func DefaultConfig() Config {
 		RetentionCheckInterval: 10 * time.Minute,
 		OffsetMetadataMaxBytes: 4096,
 		MaxBatchBytes:          1048588,
+		Consumer: ConsumerConfig{
+			Enabled:           true,
+			Assignors:         []string{"uniform", "range"},
+			SessionTimeout:    45 * time.Second,
+			HeartbeatInterval: 5 * time.Second,
+			MaxSize:           1<<31 - 1,
+			MigrationPolicy:   "bidirectional",
+		},
 	}
 }
 
@@ -74,6 +108,22 @@ func (c Config) Validate() error {
 	}
 	if c.OffsetMetadataMaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("offset.metadata.max.bytes must not be negative, got %d", c.OffsetMetadataMaxBytes))
+	}
+	if c.Consumer.Enabled {
+		if len(c.Consumer.Assignors) == 0 {
+			errs = append(errs, errors.New("group.consumer.assignors must name at least one assignor"))
+		}
+		for _, a := range c.Consumer.Assignors {
+			if assignorByName(a) == nil {
+				errs = append(errs, fmt.Errorf("group.consumer.assignors: unknown assignor %q", a))
+			}
+		}
+		if c.Consumer.SessionTimeout <= 0 || c.Consumer.HeartbeatInterval <= 0 {
+			errs = append(errs, errors.New("group.consumer.session.timeout.ms and heartbeat.interval.ms must be positive"))
+		}
+		if c.Consumer.MaxSize <= 0 {
+			errs = append(errs, fmt.Errorf("group.consumer.max.size must be positive, got %d", c.Consumer.MaxSize))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -37,6 +37,10 @@ type Host interface {
 	// PartitionExists reports whether a topic partition exists; commits
 	// and offset deletions for others get UNKNOWN_TOPIC_OR_PARTITION.
 	PartitionExists(topic string, partition int32) bool
+	// Topics returns the cluster's topics as consumer groups see them
+	// (ids, partition counts, replica racks). It must be cheap when
+	// nothing changed: it is called on every ConsumerGroupHeartbeat.
+	Topics() *TopicImage
 }
 
 // ErrClosed is returned by LoadPartition when the coordinator is closed or
@@ -230,6 +234,14 @@ func (c *Coordinator) loadLocked(p int32, log Log) error {
 		g.mu.Lock()
 		for _, m := range g.members {
 			g.resetHeartbeatLocked(m)
+		}
+		if g.cg != nil {
+			for _, m := range g.cg.members {
+				g.resetConsumerSessionLocked(g.cg, m)
+				if m.state == memberUnrevoked {
+					g.armRevokeTimerLocked(g.cg, m)
+				}
+			}
 		}
 		g.unlock()
 	}

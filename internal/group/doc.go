@@ -1,9 +1,29 @@
 // Package group is the group coordinator: Kafka's classic consumer group
-// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), committed offsets
-// (OffsetCommit, OffsetFetch, OffsetDelete) and group administration
-// (DescribeGroups, ListGroups, DeleteGroups). It imports no network code;
-// the broker's handlers call it with decoded kmsg requests and it answers
-// with kmsg responses, directly or later through a callback.
+// protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup), KIP-848 consumer
+// groups (ConsumerGroupHeartbeat, ConsumerGroupDescribe; consumer.go,
+// assignor.go, consumer_store.go), committed offsets (OffsetCommit,
+// OffsetFetch, OffsetDelete) and group administration (DescribeGroups,
+// ListGroups, DeleteGroups). It imports no network code; the broker's
+// handlers call it with decoded kmsg requests and it answers with kmsg
+// responses, directly or later through a callback.
+//
+// # Classic and consumer groups
+//
+// A group id is either a classic group or a consumer group (group.cg set).
+// An empty classic group becomes a consumer group on the first
+// consumer-protocol join, and an empty consumer group becomes a classic
+// group on the first JoinGroup; offsets stay either way. Groups with
+// members migrate online as group.consumer.migration.policy allows
+// (migration.go): a consumer-protocol member upgrades a Stable classic
+// group of "consumer" protocol type, whose members stay as classic members
+// of the consumer group; the last consumer-protocol member leaving
+// downgrades it. When the policy forbids the upgrade the member gets
+// GROUP_ID_NOT_FOUND ("Group g is not a consumer group."), as in Kafka; a
+// JoinGroup of another protocol type to a consumer group gets
+// INCONSISTENT_GROUP_PROTOCOL. Consumer groups reconcile without stopping
+// anyone: see consumer.go for the epochs and the revocation-before-
+// assignment state machine, assignor.go for the uniform and range
+// assignors.
 //
 // # Groups and locks
 //
@@ -51,6 +71,11 @@
 // (OnElection, OnResignation), in order, on one goroutine that Close stops:
 // a replay in progress ends at its next batch, so no load reads a log that
 // is closing.
+//
+// Consumer groups are stored as Kafka stores them, one compacted record
+// per group epoch, member subscription, target assignment and current
+// member assignment, in Silkworm's own documented encoding under key
+// versions 1003-1008 (consumer_store.go).
 //
 // Offsets of Empty groups expire after offsets.retention.minutes (counted
 // from when a consumer group became Empty, or from the commit for groups

@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/record"
 )
 
 // State is a group's state, named as Kafka names it.
@@ -128,6 +130,13 @@ type group struct {
 	delayLeft      time.Duration
 
 	outbox []func() // callbacks to run once mu is released
+
+	// cg is set when the group is a KIP-848 consumer group (consumer.go);
+	// the classic fields above are then unused.
+	cg *consumerGroup
+	// pendingRecs are consumer group records queued by the operation in
+	// progress, written by flushLocked.
+	pendingRecs []record.Record
 }
 
 func newGroup(c *Coordinator, id string, log Log) *group {
@@ -177,6 +186,11 @@ func (g *group) shutdownLocked() {
 		m.hbSeq++
 		g.answerJoinLocked(m, joinError(kerr.NotCoordinator.Code, m.id))
 		g.answerSyncLocked(m, syncError(kerr.NotCoordinator.Code))
+	}
+	if g.cg != nil {
+		for _, m := range g.cg.members {
+			g.stopConsumerTimersLocked(m)
+		}
 	}
 }
 
@@ -245,6 +259,22 @@ func (g *group) joinLocked(req *kmsg.JoinGroupRequest, clientID, clientHost stri
 	if g.state == Dead {
 		fail(kerr.CoordinatorNotAvailable.Code)
 		return
+	}
+	if g.cg != nil {
+		if len(g.cg.members) > 0 {
+			// A classic member of a consumer group (migration.go).
+			g.classicJoinToConsumerLocked(req, clientID, clientHost, respond)
+			return
+		}
+		// An empty consumer group becomes a classic group; its offsets
+		// stay.
+		g.recordConsumerGroupTombstonesLocked()
+		g.cg = nil
+		if code := g.flushLocked(); code != 0 {
+			fail(kerr.CoordinatorNotAvailable.Code)
+			return
+		}
+		g.transitionLocked(Empty)
 	}
 	protos := make([]protocol, 0, len(req.Protocols))
 	for _, p := range req.Protocols {
@@ -734,6 +764,11 @@ func (g *group) syncLocked(req *kmsg.SyncGroupRequest, respond func(*kmsg.SyncGr
 		fail(kerr.CoordinatorNotAvailable.Code)
 		return
 	}
+	if g.cg != nil { // a classic member of a consumer group
+		resp := g.classicSyncToConsumerLocked(req)
+		g.outbox = append(g.outbox, func() { respond(resp) })
+		return
+	}
 	m, code := g.validateMemberLocked(req.MemberID, req.InstanceID)
 	if code != 0 {
 		fail(code)
@@ -816,11 +851,14 @@ func (c *Coordinator) Heartbeat(req *kmsg.HeartbeatRequest) *kmsg.HeartbeatRespo
 	}
 	g.mu.Lock()
 	defer g.unlock()
-	switch g.state {
-	case Dead:
+	switch {
+	case g.state == Dead:
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		return resp
-	case Empty:
+	case g.cg != nil:
+		resp.ErrorCode = g.classicHeartbeatToConsumerLocked(req)
+		return resp
+	case g.state == Empty:
 		resp.ErrorCode = kerr.UnknownMemberID.Code
 		return resp
 	}
@@ -886,6 +924,17 @@ func (c *Coordinator) LeaveGroup(req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupRe
 		return fillAll(kerr.CoordinatorNotAvailable.Code)
 	}
 	for _, l := range who {
+		if g.cg != nil { // a classic member of a consumer group
+			code := g.classicLeaveFromConsumerLocked(l.memberID, l.instanceID)
+			if !batch {
+				resp.ErrorCode = code
+				continue
+			}
+			rm := kmsg.NewLeaveGroupResponseMember()
+			rm.MemberID, rm.InstanceID, rm.ErrorCode = l.memberID, l.instanceID, code
+			resp.Members = append(resp.Members, rm)
+			continue
+		}
 		code := g.leaveLocked(l.memberID, l.instanceID)
 		if !batch {
 			resp.ErrorCode = code

@@ -51,11 +51,27 @@ func (l *memLog) count() int {
 // memHost gives every partition of __consumer_offsets a memLog and knows
 // topic "t" with 6 partitions.
 type memHost struct {
-	mu   sync.Mutex
-	logs map[int32]*memLog
+	mu     sync.Mutex
+	logs   map[int32]*memLog
+	topics *TopicImage
 }
 
-func newMemHost() *memHost { return &memHost{logs: map[int32]*memLog{}} }
+func newMemHost() *memHost {
+	return &memHost{logs: map[int32]*memLog{}, topics: NewTopicImage(1, []*TopicMeta{{Name: "t", ID: [16]byte{0x74}, Partitions: 6}})}
+}
+
+func (h *memHost) Topics() *TopicImage {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.topics
+}
+
+// setTopics replaces the topics with a new image version.
+func (h *memHost) setTopics(ts ...*TopicMeta) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.topics = NewTopicImage(h.topics.Version+1, ts)
+}
 
 func (h *memHost) OffsetsLog(p int32) (Log, error) { return h.log(p), nil }
 
@@ -69,7 +85,8 @@ func (h *memHost) log(p int32) *memLog {
 }
 
 func (h *memHost) PartitionExists(topic string, p int32) bool {
-	return topic == "t" && p >= 0 && p < 6
+	t := h.Topics().ByName[topic]
+	return t != nil && p >= 0 && p < t.Partitions
 }
 
 func testConfig() Config {

@@ -136,6 +136,9 @@ func replay(c *Coordinator, log Log) (map[string]*group, error) {
 		return nil, err
 	}
 	txns.finish(get)
+	for _, g := range groups {
+		finishConsumerReplay(g)
+	}
 	for id, g := range groups {
 		if !hasMeta[id] && len(g.offsets) == 0 && len(g.txnOffsets) == 0 {
 			delete(groups, id)
@@ -175,6 +178,9 @@ func applyRecord(c *Coordinator, get func(string) *group, hasMeta map[string]boo
 			return fmt.Errorf("group metadata key: %w", err)
 		}
 		g := get(k.Group)
+		if r.Value != nil {
+			g.cg = nil // a classic group again
+		}
 		g.members = map[string]*member{}
 		g.static = map[string]string{}
 		g.protocolType, g.protocol, g.leader, g.generation = "", "", "", 0
@@ -222,6 +228,8 @@ func applyRecord(c *Coordinator, get func(string) *group, hasMeta map[string]boo
 		if len(g.members) > 0 {
 			g.state = Stable
 		}
+	case cgKeyGroup, cgKeyMember, cgKeyTargetEpoch, cgKeyTargetMember, cgKeyCurrent:
+		return applyConsumerRecord(get, hasMeta, version, r)
 	default:
 		// Kafka fails on unknown key versions; a newer broker's records we
 		// cannot read are skipped instead of making the partition unusable.
@@ -230,7 +238,9 @@ func applyRecord(c *Coordinator, get func(string) *group, hasMeta map[string]boo
 	return nil
 }
 
-// OffsetCommit handles an OffsetCommit request (v0-9). All offsets of the
+// OffsetCommit handles an OffsetCommit request (v0-10; the caller maps
+// v10's topic ids to names). For a consumer group the generation is the
+// member epoch (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID). All offsets of the
 // request that pass the checks are written as one batch, and answered
 // only once the batch is in the log.
 func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
@@ -269,7 +279,13 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 	}
 	g.mu.Lock()
 	defer g.unlock()
-	if code := g.commitCheckLocked(req.MemberID, req.InstanceID, generation); code != 0 {
+	var perPartition func(string, int32) int16
+	if g.cg != nil && g.state != Dead {
+		code, perPartition = g.checkConsumerCommitLocked(req.MemberID, generation, req.GetVersion())
+	} else {
+		code = g.commitCheckLocked(req.MemberID, req.InstanceID, generation)
+	}
+	if code != 0 {
 		return setAll(code)
 	}
 	now := c.clock()
@@ -286,6 +302,11 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 			if !c.host.PartitionExists(rt.Topic, rp.Partition) {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				continue
+			}
+			if perPartition != nil {
+				if sp.ErrorCode = perPartition(rt.Topic, rp.Partition); sp.ErrorCode != 0 {
+					continue
+				}
 			}
 			meta := ""
 			if rp.Metadata != nil {
@@ -329,6 +350,13 @@ func (g *group) commitCheckLocked(memberID string, instanceID *string, generatio
 	if g.state == Dead {
 		return kerr.CoordinatorNotAvailable.Code
 	}
+	if g.cg != nil { // a transactional commit to a consumer group
+		code, perPartition := g.checkConsumerCommitLocked(memberID, generation, -1)
+		if code == 0 && perPartition != nil {
+			code = kerr.StaleMemberEpoch.Code // older epochs: plain commits only
+		}
+		return code
+	}
 	if generation < 0 && g.state == Empty {
 		return 0
 	}
@@ -368,7 +396,7 @@ type fetchTopic struct {
 
 // fetchOffsets answers one group of an OffsetFetch: topics nil means every
 // committed offset. Offsets never committed are -1.
-func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) ([]fetchedTopic, int16) {
+func (c *Coordinator) fetchOffsets(groupID string, memberID *string, memberEpoch int32, topics []fetchTopic) ([]fetchedTopic, int16) {
 	g, code := c.group(groupID, false)
 	if code != 0 {
 		return nil, code
@@ -376,6 +404,12 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) ([]fetch
 	var offsets map[offsetKey]committed
 	if g != nil {
 		g.mu.Lock()
+		if g.cg != nil && g.state != Dead {
+			if code = g.checkConsumerFetchLocked(memberID, memberEpoch); code != 0 {
+				g.unlock()
+				return nil, code
+			}
+		}
 		if g.state != Dead {
 			offsets = make(map[offsetKey]committed, len(g.offsets))
 			for k, v := range g.offsets {
@@ -415,9 +449,10 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []fetchTopic) ([]fetch
 	return out, 0
 }
 
-// OffsetFetch handles an OffsetFetch request (v0-9; v8+ asks for several
-// groups). RequireStable is accepted: without transactions every
-// committed offset is stable.
+// OffsetFetch handles an OffsetFetch request (v0-10; v8+ asks for several
+// groups; v9+ carries the member id and epoch of a consumer group member,
+// checked as Kafka does: UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH). The
+// caller maps v10's topic ids to names.
 func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.GetVersion() >= 8 {
@@ -429,7 +464,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 					topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 				}
 			}
-			fetched, code := c.fetchOffsets(rg.Group, topics)
+			fetched, code := c.fetchOffsets(rg.Group, rg.MemberID, rg.MemberEpoch, topics)
 			sg := kmsg.NewOffsetFetchResponseGroup()
 			sg.Group = rg.Group
 			sg.ErrorCode = code
@@ -456,7 +491,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 			topics = append(topics, fetchTopic{t.Topic, t.Partitions})
 		}
 	}
-	fetched, code := c.fetchOffsets(req.Group, topics)
+	fetched, code := c.fetchOffsets(req.Group, nil, -1, topics)
 	if code != 0 && req.GetVersion() < 2 {
 		// v0-1 have no top-level error: each partition carries it.
 		fetched = nil
@@ -487,13 +522,13 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 // expireLocked applies offsets.retention.minutes to an Empty group and
 // reports whether the group is now Dead (nothing left to keep).
 func (g *group) expireLocked(now time.Time) bool {
-	if g.state != Empty || len(g.pending) > 0 {
+	if g.state != Empty || len(g.pending) > 0 || (g.cg != nil && len(g.cg.members) > 0) {
 		return false
 	}
 	var expired []offsetKey
 	for k, o := range g.offsets {
 		since := o.commitTime
-		if g.protocolType != "" {
+		if g.protocolType != "" && g.cg == nil {
 			since = g.stateTime // a consumer group: from when it became Empty
 		}
 		if now.Sub(since) >= g.c.cfg.OffsetsRetention {
@@ -526,6 +561,14 @@ func (g *group) tombstoneLocked(keys []offsetKey, group bool) error {
 	}
 	if group {
 		recs = append(recs, record.Record{Key: groupRecordKey(g.id), OffsetDelta: int32(len(recs))})
+		if g.cg != nil {
+			g.recordConsumerGroupTombstonesLocked()
+			for _, r := range g.pendingRecs {
+				r.OffsetDelta = int32(len(recs))
+				recs = append(recs, r)
+			}
+			g.pendingRecs = nil
+		}
 	}
 	if len(recs) == 0 {
 		return nil

@@ -21,4 +21,13 @@
 // final newline after --describe) the Kafka 4.0 fix is followed. Kafka
 // prints rows in hash-map order; here rows are sorted by topic and
 // partition so that output is stable.
+//
+// KIP-848 consumer groups are shown as Kafka 4's tool shows them: groups
+// DescribeGroups v6 reports as not classic are described again with
+// ConsumerGroupDescribe; ASSIGNMENT-STRATEGY is the server assignor;
+// --state --verbose adds GROUP-EPOCH and TARGET-ASSIGNMENT-EPOCH ("-" for
+// classic groups); --members --verbose of a consumer group prints
+// CURRENT-EPOCH, CURRENT-ASSIGNMENT, TARGET-EPOCH and TARGET-ASSIGNMENT
+// instead of ASSIGNMENT; --list --type prints each group's type (Classic,
+// Consumer) and --type consumer filters on it.
 package groups

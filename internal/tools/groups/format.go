@@ -86,6 +86,19 @@ type Member struct {
 	Host       string
 	ClientID   string
 	Assignment map[string][]int32 // topic -> partitions
+	// Epoch and Target are set for members of KIP-848 consumer groups
+	// (Target non-nil): --verbose then prints Kafka 4's CURRENT-EPOCH,
+	// CURRENT-ASSIGNMENT, TARGET-EPOCH and TARGET-ASSIGNMENT columns.
+	Epoch       int32
+	TargetEpoch int32
+	Target      map[string][]int32
+}
+
+// assignmentText is Kafka's assignment column: "t1(0,1), t2(3)", sorted;
+// "-" when empty.
+func assignmentText(a map[string][]int32) string {
+	m := Member{Assignment: a}
+	return m.assignmentString()
 }
 
 func (m *Member) numPartitions() int {
@@ -131,16 +144,30 @@ func WriteMembers(w io.Writer, members []Member, verbose bool) {
 			fmt.Fprintf(w, "%s %s %s %s %s ", pad(group, gw), pad(id, cw), pad(host, hw), pad(client, kw), pad(n, 15))
 		}
 	}
+	consumer := len(members) > 0 && members[0].Target != nil
+	aw := 20
+	for i := range members {
+		aw = max(aw, len(members[i].assignmentString()))
+	}
 	fmt.Fprint(w, "\n")
 	row("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
-	if verbose {
+	switch {
+	case verbose && consumer:
+		fmt.Fprintf(w, "%s %s %s %s", pad("CURRENT-EPOCH", 15), pad("CURRENT-ASSIGNMENT", aw), pad("TARGET-EPOCH", 15), "TARGET-ASSIGNMENT")
+	case verbose:
 		fmt.Fprint(w, "ASSIGNMENT")
 	}
 	fmt.Fprintln(w)
 	for i := range members {
 		m := &members[i]
 		row(m.Group, m.ConsumerID, m.InstanceID, m.Host, m.ClientID, strconv.Itoa(m.numPartitions()))
-		if verbose {
+		switch {
+		case verbose && consumer:
+			// The target epoch is the member's epoch once it reached its
+			// target; Kafka prints the group's assignment epoch there.
+			fmt.Fprintf(w, "%s %s %s %s", pad(strconv.Itoa(int(m.Epoch)), 15), pad(m.assignmentString(), aw),
+				pad(strconv.Itoa(int(m.TargetEpoch)), 15), assignmentText(m.Target))
+		case verbose:
 			fmt.Fprint(w, m.assignmentString())
 		}
 		fmt.Fprintln(w)
@@ -156,18 +183,32 @@ type GroupState struct {
 	AssignmentStrategy string
 	State              string
 	NumMembers         int
+	// GroupEpoch and AssignmentEpoch are a KIP-848 group's epochs, -1
+	// for a classic group; --verbose prints them (Kafka 4's GROUP-EPOCH
+	// and TARGET-ASSIGNMENT-EPOCH, "-" for classic groups).
+	GroupEpoch, AssignmentEpoch int32
 }
 
 // WriteState prints the --describe --state table of one group. As in
 // Kafka, the first column is as wide as the coordinator column.
-func WriteState(w io.Writer, s GroupState) {
+func WriteState(w io.Writer, s GroupState, verbose bool) {
 	coord := fmt.Sprintf("%s:%d  (%d)", s.CoordinatorHost, s.CoordinatorPort, s.CoordinatorID)
 	cw := max(25, len(coord))
-	line := func(a, b, c, d, e string) {
-		fmt.Fprintf(w, "\n%s %s %s %s %s", pad(a, cw), pad(b, 25), pad(c, 20), pad(d, 15), e)
+	epoch := func(e int32) string {
+		if e < 0 {
+			return missing
+		}
+		return strconv.Itoa(int(e))
 	}
-	line("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "#MEMBERS")
-	line(s.Group, coord, s.AssignmentStrategy, s.State, strconv.Itoa(s.NumMembers))
+	line := func(a, b, c, d, e, f, g string) {
+		if verbose {
+			fmt.Fprintf(w, "\n%s %s %s %s %s %s %s", pad(a, cw), pad(b, 25), pad(c, 20), pad(d, 15), pad(e, 15), pad(f, 25), g)
+			return
+		}
+		fmt.Fprintf(w, "\n%s %s %s %s %s", pad(a, cw), pad(b, 25), pad(c, 20), pad(d, 15), g)
+	}
+	line("GROUP", "COORDINATOR (ID)", "ASSIGNMENT-STRATEGY", "STATE", "GROUP-EPOCH", "TARGET-ASSIGNMENT-EPOCH", "#MEMBERS")
+	line(s.Group, coord, s.AssignmentStrategy, s.State, epoch(s.GroupEpoch), epoch(s.AssignmentEpoch), strconv.Itoa(s.NumMembers))
 	fmt.Fprintln(w)
 }
 

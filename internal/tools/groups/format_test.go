@@ -43,8 +43,22 @@ func TestFormatsGolden(t *testing.T) {
 	checkGolden(t, "describe-members-instance", b.Bytes())
 
 	b.Reset()
-	WriteState(&b, GroupState{Group: "g1", CoordinatorHost: "127.0.0.1", CoordinatorPort: 9092, CoordinatorID: 1, AssignmentStrategy: "range", State: "Stable", NumMembers: 2})
+	WriteState(&b, GroupState{Group: "g1", CoordinatorHost: "127.0.0.1", CoordinatorPort: 9092, CoordinatorID: 1, AssignmentStrategy: "range", State: "Stable", NumMembers: 2}, false)
 	checkGolden(t, "describe-state", b.Bytes())
+
+	// A KIP-848 consumer group: epochs with --verbose.
+	b.Reset()
+	WriteState(&b, GroupState{Group: "g848", CoordinatorHost: "127.0.0.1", CoordinatorPort: 9092, CoordinatorID: 1, AssignmentStrategy: "uniform",
+		State: "Reconciling", NumMembers: 2, GroupEpoch: 7, AssignmentEpoch: 7}, true)
+	checkGolden(t, "describe-state-consumer-verbose", b.Bytes())
+	b.Reset()
+	WriteMembers(&b, []Member{
+		{Group: "g848", ConsumerID: "Xk2mQ9v1TfGm8yJc0a1b2c", Host: "/127.0.0.1", ClientID: "c-1", Epoch: 6,
+			Assignment: map[string][]int32{"orders": {0, 1, 2}}, TargetEpoch: 7, Target: map[string][]int32{"orders": {0, 1}}},
+		{Group: "g848", ConsumerID: "Pq7rS2t3UvWx4yZa5b6c7d", Host: "/127.0.0.1", ClientID: "c-2", Epoch: 7,
+			Assignment: map[string][]int32{}, TargetEpoch: 7, Target: map[string][]int32{"orders": {2}}},
+	}, true)
+	checkGolden(t, "describe-members-consumer-verbose", b.Bytes())
 
 	b.Reset()
 	WriteResetOffsets(&b, []ResetRow{{"g1", "orders", 0, 0}, {"g1", "orders", 1, 42}})

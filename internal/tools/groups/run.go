@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -111,14 +112,14 @@ func parse(args []string, stdout io.Writer) (*options, error) {
 	return o, nil
 }
 
-// stripStateValue lets --state stand alone with --describe (Kafka's option
-// takes an optional value): a --state followed by another option or nothing
-// gets an empty value.
+// stripStateValue lets --state and --type stand alone (Kafka's options
+// take an optional value): one followed by another option or nothing gets
+// an empty value.
 func stripStateValue(args []string) []string {
 	out := make([]string, 0, len(args)+1)
 	for i, a := range args {
 		out = append(out, a)
-		if a == "--state" && (i+1 == len(args) || strings.HasPrefix(args[i+1], "--")) {
+		if (a == "--state" || a == "--type") && (i+1 == len(args) || strings.HasPrefix(args[i+1], "--")) {
 			out = append(out, "")
 		}
 	}
@@ -219,30 +220,100 @@ func (s *service) groupIDs(ctx context.Context) ([]string, error) {
 	return listed.Groups(), nil
 }
 
+// describedMember is one member of a described group, classic or
+// consumer (KIP-848).
+type describedMember struct {
+	MemberID, ClientID, ClientHost string
+	InstanceID                     *string
+	Assigned                       map[string][]int32 // topic -> partitions
+	// KIP-848 members only.
+	Epoch  int32
+	Target map[string][]int32
+}
+
+// describedGroup is a group as DescribeGroups (classic) or
+// ConsumerGroupDescribe (consumer) describes it.
+type describedGroup struct {
+	Group       string
+	Coordinator kadm.BrokerDetail
+	State       string
+	Protocol    string // the assignment strategy: classic protocol or server assignor
+	Members     []describedMember
+	Consumer    bool // a KIP-848 consumer group
+	// KIP-848 groups only.
+	Epoch, AssignmentEpoch int32
+}
+
 // describe returns the groups described, sorted by name; a group the
-// coordinator does not know comes back in state Dead.
-func (s *service) describe(ctx context.Context, ids []string) ([]kadm.DescribedGroup, error) {
+// coordinator does not know comes back in state Dead. Groups that are not
+// classic groups are described again with ConsumerGroupDescribe, as
+// Kafka's admin client does.
+func (s *service) describe(ctx context.Context, ids []string) ([]describedGroup, error) {
 	described, err := s.adm.DescribeGroups(ctx, ids...)
 	if err != nil && len(described) == 0 {
 		return nil, fmt.Errorf("describe groups: %w", err)
 	}
-	var out []kadm.DescribedGroup
+	var out []describedGroup
+	var retry []string
 	for _, id := range ids {
 		g, ok := described[id]
-		if !ok || errors.Is(g.Err, kerr.GroupIDNotFound) {
-			g = kadm.DescribedGroup{Group: id, State: "Dead"}
-		} else if g.Err != nil {
+		switch {
+		case !ok || errors.Is(g.Err, kerr.GroupIDNotFound) || (g.Err == nil && g.State == "Dead"):
+			retry = append(retry, id)
+			continue
+		case g.Err != nil:
 			return nil, fmt.Errorf("describe group %s: %w", id, g.Err)
 		}
-		out = append(out, g)
+		dg := describedGroup{Group: g.Group, Coordinator: g.Coordinator, State: g.State, Protocol: g.Protocol}
+		for _, m := range g.Members {
+			dm := describedMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, InstanceID: m.InstanceID, Assigned: map[string][]int32{}}
+			if a, ok := m.Assigned.AsConsumer(); ok {
+				for _, t := range a.Topics {
+					dm.Assigned[t.Topic] = append(dm.Assigned[t.Topic], t.Partitions...)
+				}
+			}
+			dg.Members = append(dg.Members, dm)
+		}
+		out = append(out, dg)
+	}
+	if len(retry) > 0 {
+		cgs, err := s.adm.DescribeConsumerGroups(ctx, retry...)
+		if err != nil && len(cgs) == 0 && !errors.Is(err, kerr.GroupIDNotFound) {
+			return nil, fmt.Errorf("describe consumer groups: %w", err)
+		}
+		for _, id := range retry {
+			g, ok := cgs[id]
+			if !ok || g.Err != nil {
+				out = append(out, describedGroup{Group: id, State: "Dead"})
+				continue
+			}
+			dg := describedGroup{Group: g.Group, Coordinator: g.Coordinator, State: g.State, Protocol: g.AssignorName,
+				Consumer: true, Epoch: g.Epoch, AssignmentEpoch: g.AssignmentEpoch}
+			for _, m := range g.Members {
+				dg.Members = append(dg.Members, describedMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost,
+					InstanceID: m.InstanceID, Assigned: topicsSet(m.Assignment), Epoch: m.MemberEpoch, Target: topicsSet(m.TargetAssignment)})
+			}
+			out = append(out, dg)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
 	return out, nil
 }
 
+func topicsSet(ts kadm.TopicsSet) map[string][]int32 {
+	out := map[string][]int32{}
+	for t, ps := range ts {
+		for p := range ps {
+			out[t] = append(out[t], p)
+		}
+		slices.Sort(out[t])
+	}
+	return out
+}
+
 // printState writes Kafka's notes on a group's state; it reports whether
 // the group has something to print.
-func (s *service) printState(g *kadm.DescribedGroup, rows int) bool {
+func (s *service) printState(g *describedGroup, rows int) bool {
 	switch g.State {
 	case "Dead":
 		fmt.Fprintf(s.out, "\nError: Consumer group '%s' does not exist.\n", g.Group)
@@ -288,13 +359,14 @@ func (s *service) describeGroups(ctx context.Context) error {
 			g := &groups[i]
 			var ms []Member
 			for _, m := range g.Members {
-				mem := Member{Group: g.Group, ConsumerID: m.MemberID, Host: m.ClientHost, ClientID: m.ClientID, Assignment: map[string][]int32{}}
+				mem := Member{Group: g.Group, ConsumerID: m.MemberID, Host: m.ClientHost, ClientID: m.ClientID, Assignment: m.Assigned}
 				if m.InstanceID != nil {
 					mem.InstanceID = *m.InstanceID
 				}
-				if a, ok := m.Assigned.AsConsumer(); ok {
-					for _, t := range a.Topics {
-						mem.Assignment[t.Topic] = append(mem.Assignment[t.Topic], t.Partitions...)
+				if g.Consumer {
+					mem.Epoch, mem.TargetEpoch, mem.Target = m.Epoch, g.AssignmentEpoch, m.Target
+					if mem.Target == nil {
+						mem.Target = map[string][]int32{}
 					}
 				}
 				ms = append(ms, mem)
@@ -307,8 +379,13 @@ func (s *service) describeGroups(ctx context.Context) error {
 		for i := range groups {
 			g := &groups[i]
 			if s.printState(g, 1) {
-				WriteState(s.out, GroupState{Group: g.Group, CoordinatorHost: g.Coordinator.Host, CoordinatorPort: g.Coordinator.Port,
-					CoordinatorID: g.Coordinator.NodeID, AssignmentStrategy: g.Protocol, State: g.State, NumMembers: len(g.Members)})
+				st := GroupState{Group: g.Group, CoordinatorHost: g.Coordinator.Host, CoordinatorPort: g.Coordinator.Port,
+					CoordinatorID: g.Coordinator.NodeID, AssignmentStrategy: g.Protocol, State: g.State, NumMembers: len(g.Members),
+					GroupEpoch: -1, AssignmentEpoch: -1}
+				if g.Consumer {
+					st.GroupEpoch, st.AssignmentEpoch = g.Epoch, g.AssignmentEpoch
+				}
+				WriteState(s.out, st, *s.o.verbose)
 			}
 		}
 	}
@@ -323,7 +400,7 @@ type tp struct {
 // offsetRows builds Kafka's describe rows: the partitions of each member
 // (members with more partitions first), then committed partitions no member
 // owns.
-func (s *service) offsetRows(ctx context.Context, g *kadm.DescribedGroup) ([]OffsetRow, error) {
+func (s *service) offsetRows(ctx context.Context, g *describedGroup) ([]OffsetRow, error) {
 	if g.State == "Dead" {
 		return nil, nil
 	}
@@ -332,23 +409,19 @@ func (s *service) offsetRows(ctx context.Context, g *kadm.DescribedGroup) ([]Off
 		return nil, fmt.Errorf("fetch offsets of group %s: %w", g.Group, err)
 	}
 	type owned struct {
-		m   kadm.DescribedGroupMember
+		m   describedMember
 		tps []tp
 	}
 	var owners []owned
 	assigned := map[tp]bool{}
 	topics := map[string]bool{}
 	for _, m := range g.Members {
-		a, ok := m.Assigned.AsConsumer()
-		if !ok {
-			continue
-		}
 		var tps []tp
-		for _, t := range a.Topics {
-			for _, p := range t.Partitions {
-				tps = append(tps, tp{t.Topic, p})
-				assigned[tp{t.Topic, p}] = true
-				topics[t.Topic] = true
+		for topic, ps := range m.Assigned {
+			for _, p := range ps {
+				tps = append(tps, tp{topic, p})
+				assigned[tp{topic, p}] = true
+				topics[topic] = true
 			}
 		}
 		if len(tps) > 0 {
