@@ -98,10 +98,11 @@ type Broker struct {
 	failedOnce sync.Once
 	stopWatch  chan struct{}
 
-	groups   *group.Coordinator // consumer groups and committed offsets (groups.go)
-	txns     *txnWiring         // transaction coordinator (txns.go)
-	shares   *shareWiring       // share groups (shares.go)
-	sessions *fetchSessionCache // KIP-227 fetch sessions (fetchsession.go)
+	groups    *group.Coordinator // consumer groups and committed offsets (groups.go)
+	txns      *txnWiring         // transaction coordinator (txns.go)
+	shares    *shareWiring       // share groups (shares.go)
+	sessions  *fetchSessionCache // KIP-227 fetch sessions (fetchsession.go)
+	telemetry *clientMetrics     // KIP-714 client instances (gettelemetrysubscriptions.go)
 
 	authz *authz // ACL authorizer and client quotas, fed from the image (security.go)
 	// interBroker is how this broker reaches others (interbroker.go).
@@ -130,6 +131,7 @@ func New(cfg *config.Broker, log *slog.Logger, opts ...Option) (*Broker, error) 
 		failed: make(chan struct{}), stopWatch: make(chan struct{})}
 	b.fs = storage.OSFS
 	b.sessions = newFetchSessionCache(cfg.MaxIncrementalFetchSessionCacheSlots)
+	b.telemetry = newClientMetrics()
 	for _, o := range opts {
 		o(b)
 	}

@@ -90,17 +90,11 @@ type clientMetrics struct {
 	instances map[[16]byte]*clientInstance
 }
 
-// telemetryByBroker holds each broker's clientMetrics (*Broker ->
-// *clientMetrics), so that this file needs no field in Broker.
-var telemetryByBroker sync.Map
-
-func (b *Broker) clientMetrics() *clientMetrics {
-	if cm, ok := telemetryByBroker.Load(b); ok {
-		return cm.(*clientMetrics)
-	}
-	cm, _ := telemetryByBroker.LoadOrStore(b, &clientMetrics{instances: map[[16]byte]*clientInstance{}})
-	return cm.(*clientMetrics)
+func newClientMetrics() *clientMetrics {
+	return &clientMetrics{instances: map[[16]byte]*clientInstance{}}
 }
+
+func (b *Broker) clientMetrics() *clientMetrics { return b.telemetry }
 
 // instanceLocked returns the client instance of id, creating it (and
 // making room for it) if needed.
