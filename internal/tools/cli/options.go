@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -447,4 +448,18 @@ func wrap(s string, width int, indent string) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// OptionalValues lets the named options stand alone, as Kafka's options
+// with an optional value do (--state, --type): one followed by another
+// option or by nothing gets an empty value before parsing.
+func OptionalValues(args []string, names ...string) []string {
+	out := make([]string, 0, len(args)+1)
+	for i, a := range args {
+		out = append(out, a)
+		if slices.Contains(names, a) && (i+1 == len(args) || strings.HasPrefix(args[i+1], "--")) {
+			out = append(out, "")
+		}
+	}
+	return out
 }

@@ -68,7 +68,7 @@ func parse(args []string, stdout io.Writer) (*options, error) {
 	o.offsets = p.Flag("offsets", "Describe the group and list all topic partitions in the group along with their offset lag. This is the default sub-action of and may be used with '--describe' and '--bootstrap-server' options only.")
 	o.state = p.String("state", "state", "When specified with '--describe', includes the state of the group. When specified with '--list', it displays the state of all groups. It can also be used to list groups with specific states, e.g. --list --state Stable,Empty.", "")
 	o.typ = p.String("type", "type", "When specified with '--list', it displays the types of all the groups. It can also be used to list groups with specific types.", "")
-	if err := p.Parse(stripStateValue(args)); err != nil {
+	if err := p.Parse(cli.OptionalValues(args, "--state", "--type")); err != nil {
 		return nil, err
 	}
 	if len(p.Args()) > 0 {
@@ -110,20 +110,6 @@ func parse(args []string, stdout io.Writer) (*options, error) {
 		}
 	}
 	return o, nil
-}
-
-// stripStateValue lets --state and --type stand alone (Kafka's options
-// take an optional value): one followed by another option or nothing gets
-// an empty value.
-func stripStateValue(args []string) []string {
-	out := make([]string, 0, len(args)+1)
-	for i, a := range args {
-		out = append(out, a)
-		if (a == "--state" || a == "--type") && (i+1 == len(args) || strings.HasPrefix(args[i+1], "--")) {
-			out = append(out, "")
-		}
-	}
-	return out
 }
 
 // Run is `silkworm consumer-groups` with Kafka's options.

@@ -57,7 +57,7 @@ func parse(args []string, stdout io.Writer) (*options, error) {
 	o.offsets = p.Flag("offsets", "Describe the group and list all topic partitions in the group along with their offset information. This is the default sub-action and may be used with the '--describe' option only.")
 	o.verbose = p.Flag("verbose", "Use with --describe --state to show group epoch and target assignment epoch. Use with --describe --members to show for each member the member epoch. Use with --describe --offsets to show leader epochs for each partition.")
 	o.state = p.String("state", "state", "When specified with '--describe', includes the state of the group. When specified with '--list', it displays the state of all groups. It can also be used to list groups with specific states. Valid values are Empty, Stable and Dead.", "")
-	if err := p.Parse(standaloneState(args)); err != nil {
+	if err := p.Parse(cli.OptionalValues(args, "--state")); err != nil {
 		return nil, err
 	}
 	if len(p.Args()) > 0 {
@@ -96,19 +96,6 @@ func parse(args []string, stdout io.Writer) (*options, error) {
 		}
 	}
 	return o, nil
-}
-
-// standaloneState lets --state stand alone (Kafka's option takes an
-// optional value).
-func standaloneState(args []string) []string {
-	out := make([]string, 0, len(args)+1)
-	for i, a := range args {
-		out = append(out, a)
-		if a == "--state" && (i+1 == len(args) || strings.HasPrefix(args[i+1], "--")) {
-			out = append(out, "")
-		}
-	}
-	return out
 }
 
 // Run is `silkworm share-groups` with Kafka's options.
