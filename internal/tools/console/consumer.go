@@ -133,7 +133,7 @@ func RunConsumer(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer cl.Close()
-	n, err := consume(ctx, cl, f, *maxMessages, time.Duration(*timeoutMs)*time.Millisecond, stdout, stderr)
+	n, err := Consume(ctx, cl, f, *maxMessages, time.Duration(*timeoutMs)*time.Millisecond, stdout, stderr, nil)
 	if p.Has("group") || cp["group.id"] != "" {
 		// As the Java consumer does on close with auto commit on: commit
 		// what was printed, so that the next run in the group resumes
@@ -160,10 +160,13 @@ func commitOnExit(ctx context.Context, cl *kgo.Client, props cli.Props) error {
 	return nil
 }
 
-// consume polls and prints records. It stops after max records (0: no
+// Consume polls and prints records, as kafka-console-consumer.sh and
+// kafka-console-share-consumer.sh do. It stops after max records (0: no
 // limit), after idle without a record (0: never) or when ctx ends; those
-// are normal ends, not errors.
-func consume(ctx context.Context, cl *kgo.Client, f *Formatter, max int, idle time.Duration, stdout, stderr io.Writer) (int, error) {
+// are normal ends, not errors. done, if not nil, is called for every
+// record polled, with whether it was printed (a share consumer
+// acknowledges each one).
+func Consume(ctx context.Context, cl *kgo.Client, f *Formatter, max int, idle time.Duration, stdout, stderr io.Writer, done func(r *kgo.Record, printed bool)) (int, error) {
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	n := 0
@@ -194,9 +197,15 @@ func consume(ctx context.Context, cl *kgo.Client, f *Formatter, max int, idle ti
 		var werr error
 		fetches.EachRecord(func(r *kgo.Record) {
 			if werr != nil || (max > 0 && n >= max) {
+				if done != nil {
+					done(r, false)
+				}
 				return
 			}
 			werr = f.Write(w, r)
+			if done != nil {
+				done(r, true)
+			}
 			n++
 		})
 		if werr != nil {

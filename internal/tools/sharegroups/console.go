@@ -1,7 +1,6 @@
 package sharegroups
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -87,7 +86,14 @@ func RunConsoleShareConsumer(ctx context.Context, args []string, stdout, stderr 
 	case *release:
 		status = kgo.AckRelease
 	}
-	n, err := shareConsume(ctx, cl, f, status, *maxMessages, time.Duration(*timeoutMs)*time.Millisecond, stdout, stderr)
+	n, err := console.Consume(ctx, cl, f, *maxMessages, time.Duration(*timeoutMs)*time.Millisecond, stdout, stderr,
+		func(r *kgo.Record, printed bool) {
+			if printed {
+				r.Ack(status)
+			} else {
+				r.Ack(kgo.AckRelease) // not printed: someone else gets it
+			}
+		})
 	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	if ferr := cl.FlushAcks(flushCtx); ferr != nil && err == nil && ctx.Err() == nil {
 		err = fmt.Errorf("acknowledge: %w", ferr)
@@ -95,52 +101,4 @@ func RunConsoleShareConsumer(ctx context.Context, args []string, stdout, stderr 
 	cancel()
 	fmt.Fprintf(stderr, "Processed a total of %d messages\n", n)
 	return err
-}
-
-// shareConsume polls, prints and acknowledges records until max records
-// (0: no limit), idle without a record (0: never) or ctx ends.
-func shareConsume(ctx context.Context, cl *kgo.Client, f *console.Formatter, status kgo.AckStatus, max int, idle time.Duration, stdout, stderr io.Writer) (int, error) {
-	w := bufio.NewWriter(stdout)
-	defer w.Flush()
-	n := 0
-	for max == 0 || n < max {
-		pollCtx, cancel := ctx, context.CancelFunc(func() {})
-		if idle > 0 {
-			pollCtx, cancel = context.WithTimeout(ctx, idle)
-		}
-		fetches := cl.PollRecords(pollCtx, max-n)
-		timedOut := pollCtx.Err() != nil && ctx.Err() == nil
-		cancel()
-		if ctx.Err() != nil || fetches.IsClientClosed() {
-			return n, nil
-		}
-		for _, fe := range fetches.Errors() {
-			if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
-				continue
-			}
-			w.Flush()
-			fmt.Fprintf(stderr, "ERROR Error processing message, terminating consumer process: topic %s partition %d: %v\n", fe.Topic, fe.Partition, fe.Err)
-			return n, fmt.Errorf("consume %s: %w", fe.Topic, fe.Err)
-		}
-		if fetches.NumRecords() == 0 && timedOut {
-			w.Flush()
-			fmt.Fprintln(stderr, "ERROR Error processing message, terminating consumer process: org.apache.kafka.common.errors.TimeoutException")
-			return n, nil
-		}
-		var werr error
-		fetches.EachRecord(func(r *kgo.Record) {
-			if werr != nil || (max > 0 && n >= max) {
-				r.Ack(kgo.AckRelease) // not printed: someone else gets it
-				return
-			}
-			werr = f.Write(w, r)
-			r.Ack(status)
-			n++
-		})
-		if werr != nil {
-			return n, fmt.Errorf("write output: %w", werr)
-		}
-		w.Flush()
-	}
-	return n, nil
 }
