@@ -56,6 +56,7 @@ const (
 	opRegisterBroker     = "register_broker"
 	opHeartbeat          = "heartbeat"
 	opControlledShutdown = "controlled_shutdown"
+	opUnregisterBroker   = "unregister_broker"
 	opAlterPartition     = "alter_partition"
 	opElectLeaders       = "elect_leaders"
 	opReassign           = "reassign_partitions"
@@ -271,6 +272,8 @@ func (c *controller) handle(req *request) (any, error) {
 		return nil, c.heartbeat(im, req.NodeID)
 	case opControlledShutdown:
 		return q.applyRecord(&record{Type: recControlledShutdown, NodeID: req.NodeID})
+	case opUnregisterBroker:
+		return q.applyRecord(&record{Type: recUnregisterBroker, NodeID: req.NodeID})
 	case opAlterPartition:
 		return q.applyRecord(&record{Type: recAlterPartition, Alter: req.Alter})
 	case opElectLeaders:

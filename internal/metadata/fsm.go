@@ -172,6 +172,8 @@ func (x *txn) apply(r *record, index int64) (any, error) {
 		return nil, x.fenceBroker(r.NodeID, false)
 	case recControlledShutdown:
 		return nil, x.fenceBroker(r.NodeID, true)
+	case recUnregisterBroker:
+		return nil, x.unregisterBroker(r.NodeID)
 	case recUnfenceBroker:
 		return nil, x.unfenceBroker(r.NodeID)
 	case recCreateTopic:
@@ -266,6 +268,19 @@ func (x *txn) fenceBroker(id int32, shutdown bool) error {
 		b.Fenced = true
 	}
 	x.removeReplica(id)
+	return nil
+}
+
+// unregisterBroker removes a broker's registration (Kafka's
+// UnregisterBroker): its leaderships and ISR memberships move away as when
+// it is fenced, then it leaves the broker list. A live broker registers
+// again at its next heartbeat (heartbeatLoop).
+func (x *txn) unregisterBroker(id int32) error {
+	if x.im.BrokerByID(id) == nil {
+		return fmt.Errorf("%w: Broker ID %d is not currently registered", ErrBrokerNotRegistered, id)
+	}
+	x.removeReplica(id)
+	x.im.Brokers = slices.DeleteFunc(x.im.Brokers, func(b Broker) bool { return b.NodeID == id })
 	return nil
 }
 

@@ -683,6 +683,15 @@ func (q *Quorum) ControlledShutdown(nodeID int32) error {
 	return err
 }
 
+// UnregisterBroker removes broker nodeID's registration, as Kafka's
+// UnregisterBroker: ErrBrokerNotRegistered for an unknown id. A running
+// broker is not refused (as in Kafka): it registers again at its next
+// heartbeat.
+func (q *Quorum) UnregisterBroker(nodeID int32) error {
+	_, err := call[any](q, &request{Op: opUnregisterBroker, NodeID: nodeID})
+	return err
+}
+
 // AlterPartition sets a partition's ISR on request of its leader
 // (KIP-497). leaderEpoch and partitionEpoch must be current: an older
 // leader epoch fails with ErrFencedLeaderEpoch, another partition epoch
@@ -767,9 +776,20 @@ func (q *Quorum) heartbeatLoop() {
 		case <-t.C:
 		}
 		q.selfMu.Lock()
-		id := q.self.NodeID
+		self := *q.self
 		q.selfMu.Unlock()
-		if err := q.Heartbeat(id); err != nil {
+		err := q.Heartbeat(self.NodeID)
+		if errors.Is(err, ErrBrokerNotRegistered) {
+			// Unregistered while running (UnregisterBroker): register again.
+			raftAddr := ""
+			if !q.cfg.IsController {
+				raftAddr = q.mux.advertise
+			}
+			if err = q.RegisterBroker(self, raftAddr); err == nil {
+				err = q.Heartbeat(self.NodeID)
+			}
+		}
+		if err != nil {
 			select {
 			case <-q.stop:
 				return

@@ -21,6 +21,7 @@ const (
 	recFenceBroker        recordType = "fence_broker"
 	recUnfenceBroker      recordType = "unfence_broker"
 	recControlledShutdown recordType = "controlled_shutdown"
+	recUnregisterBroker   recordType = "unregister_broker"
 	recCreateTopic        recordType = "create_topic"
 	recDeleteTopic        recordType = "delete_topic"
 	recCreatePartitions   recordType = "create_partitions"

@@ -1,0 +1,162 @@
+package storagetool
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/silkworm/silkworm/embed"
+	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/storage"
+	"github.com/silkworm/silkworm/internal/tools/golden"
+)
+
+// writeConfig writes a server.properties in dir with the given lines.
+func writeConfig(t *testing.T, dir string, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(dir, "server.properties")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func run(args ...string) (string, error) {
+	var out, errOut bytes.Buffer
+	err := Run(args, &out, &errOut)
+	return out.String(), err
+}
+
+func TestRandomUUID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 100 {
+		out, err := run("random-uuid")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := strings.TrimSuffix(out, "\n")
+		if _, err := storage.ParseUUID(id); err != nil || len(id) != 22 || strings.HasPrefix(id, "-") || seen[id] {
+			t.Fatalf("random-uuid %q: %v", id, err)
+		}
+		seen[id] = true
+	}
+}
+
+// TestFormatAndInfoGolden formats a broker's two log dirs, then runs info
+// and format again, comparing with Kafka's output (the temporary dir and
+// random directory ids replaced).
+func TestFormatAndInfoGolden(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := writeConfig(t, dir, "node.id=2", "process.roles=broker",
+		"log.dirs="+filepath.Join(dir, "b")+","+filepath.Join(dir, "a"))
+	const cid = "MkU3OEVBNTcwNTJENDM2Qg"
+	var all bytes.Buffer
+	step := func(args ...string) {
+		t.Helper()
+		out, err := run(args...)
+		all.WriteString("$ storage " + strings.Join(args, " ") + "\n" + out)
+		if err != nil {
+			all.WriteString("error: " + err.Error() + "\n")
+		}
+	}
+	step("info", "-c", cfgPath)
+	step("format", "-t", cid, "-c", cfgPath)
+	step("info", "--config", cfgPath)
+	step("format", "--cluster-id", cid, "--config", cfgPath)
+	step("format", "-t", cid, "-c", cfgPath, "--ignore-formatted")
+	step("format", "-t", "MkU3OEVBNTcwNTJENDM2Qw", "-c", cfgPath, "--ignore-formatted")
+	text := strings.ReplaceAll(all.String(), dir, "/DATA")
+	text = regexp.MustCompile(`directory.id=[A-Za-z0-9_-]{22}`).ReplaceAllString(text, "directory.id=ID")
+	golden.Check(t, filepath.Join("testdata", "format-info.golden"), []byte(text))
+
+	data, err := os.ReadFile(filepath.Join(dir, "a", "meta.properties"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, err := config.ParseProperties(bytes.NewReader(data))
+	if err != nil || props["cluster.id"] != cid || props["node.id"] != "2" || props["version"] != "1" || len(props["directory.id"]) != 22 {
+		t.Errorf("meta.properties: %q %v", data, err)
+	}
+	// A second dir with another node id is a problem info reports.
+	if err := os.WriteFile(filepath.Join(dir, "b", "meta.properties"), []byte("version=1\nnode.id=3\ncluster.id="+cid+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run("info", "-c", cfgPath)
+	if !errors.Is(err, ErrProblems) || !strings.Contains(out, "Found problem:\n  Mismatched node IDs between storage directories.\n") {
+		t.Errorf("mismatched node ids: %q %v", out, err)
+	}
+}
+
+func TestFormatErrors(t *testing.T) {
+	dir := t.TempDir()
+	combined := writeConfig(t, dir, "node.id=1", "log.dirs="+filepath.Join(dir, "d"))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "a command is required"},
+		{[]string{"wipe"}, "invalid choice: 'wipe'"},
+		{[]string{"format", "-t", "MkU3OEVBNTcwNTJENDM2Qg"}, "argument --config/-c is required"},
+		{[]string{"format", "-c", combined}, "argument --cluster-id/-t is required"},
+		{[]string{"format", "-t", "nope", "-c", combined, "-N"}, "Cluster ID string nope does not appear to be a valid UUID"},
+		{[]string{"format", "-t", "MkU3OEVBNTcwNTJENDM2Qg", "-c", combined}, "Because controller.quorum.voters is not set on this controller, you must specify one of the following: --standalone, --initial-controllers, or --no-initial-controllers."},
+		{[]string{"format", "-t", "MkU3OEVBNTcwNTJENDM2Qg", "-c", combined, "-s", "-N"}, "not allowed with"},
+		{[]string{"format", "-t", "MkU3OEVBNTcwNTJENDM2Qg", "-c", combined, "-N", "--release-version", "2.8"}, "Unknown release version '2.8'"},
+		{[]string{"info", "-c", combined, "-t", "MkU3OEVBNTcwNTJENDM2Qg"}, "unrecognized arguments: '--cluster-id'"},
+	} {
+		_, err := run(tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	broker := writeConfig(t, t.TempDir(), "node.id=1", "process.roles=broker", "log.dirs="+filepath.Join(dir, "d"))
+	if _, err := run("format", "-t", "MkU3OEVBNTcwNTJENDM2Qg", "-c", broker, "--standalone"); err == nil || err.Error() != "You can only use --standalone on a controller." {
+		t.Errorf("--standalone on a broker: %v", err)
+	}
+	// A combined node formats with --standalone: its dir is the metadata one.
+	out, err := run("format", "-t", "MkU3OEVBNTcwNTJENDM2Qg", "-c", combined, "--standalone", "-r", "3.9")
+	if err != nil || out != "Formatting dynamic metadata voter directory "+filepath.Join(dir, "d")+" with metadata.version 3.9-IV0.\n" {
+		t.Errorf("--standalone: %q %v", out, err)
+	}
+}
+
+// TestServerStartsOnFormattedDir formats a node's data dir and starts a
+// broker on it: the server accepts the meta.properties format wrote and
+// keeps its node id, cluster id and directory id. The server takes its
+// cluster id from silkworm.cluster.id, not yet from meta.properties, so
+// the test sets both.
+func TestServerStartsOnFormattedDir(t *testing.T) {
+	dir := t.TempDir()
+	nodeDir := filepath.Join(dir, "node-1")
+	cfgPath := writeConfig(t, t.TempDir(), "node.id=1", "log.dirs="+nodeDir)
+	const cid = "MkU3OEVBNTcwNTJENDM2Qg"
+	if _, err := run("format", "-t", cid, "-c", cfgPath, "--standalone"); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(nodeDir, "meta.properties"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := embed.NewCluster(embed.Dir(dir), embed.BrokerConfig("silkworm.cluster.id", cid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(filepath.Join(nodeDir, "meta.properties"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("the server rewrote meta.properties:\n%s\nwas:\n%s", after, before)
+	}
+	out, err := run("info", "-c", cfgPath)
+	if err != nil || !strings.Contains(out, "Found metadata: {cluster.id="+cid+", directory.id=") {
+		t.Errorf("info after a start: %q %v", out, err)
+	}
+}
