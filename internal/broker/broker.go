@@ -177,7 +177,11 @@ func New(cfg *config.Broker, log *slog.Logger, opts ...Option) (*Broker, error) 
 		}
 		b.repl = replication.NewManager(replicationConfig(cfg, b))
 	} else {
-		b.meta, err = metadata.OpenLocal(cfg.LogDirs[0], self, cfg.ClusterID)
+		clusterID, err := b.clusterID()
+		if err != nil {
+			return nil, err
+		}
+		b.meta, err = metadata.OpenLocal(cfg.LogDirs[0], self, clusterID)
 		if err != nil {
 			return nil, err
 		}
@@ -646,4 +650,19 @@ func (b *Broker) FailedAuthentications() int64 { return b.failedAuth.Load() }
 func (b *Broker) Kill() error {
 	b.killed.Store(true)
 	return b.Close()
+}
+
+// clusterID is the cluster id this node starts with: silkworm.cluster.id
+// when set, else the one meta.properties records in the log dirs (a
+// directory formatted by `silkworm storage format`), else "" (a new
+// cluster picks one).
+func (b *Broker) clusterID() (string, error) {
+	if b.cfg.ClusterID != "" {
+		return b.cfg.ClusterID, nil
+	}
+	id, err := storage.FormattedClusterID(b.fs, b.cfg.LogDirs)
+	if err != nil {
+		return "", fmt.Errorf("log dirs: %w", err)
+	}
+	return id, nil
 }

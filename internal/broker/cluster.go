@@ -77,7 +77,11 @@ func (b *Broker) openQuorum() (*metadata.Quorum, error) {
 	qc.BrokerSessionTimeout = time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond
 	qc.HeartbeatInterval = time.Duration(cfg.BrokerHeartbeatIntervalMs) * time.Millisecond
 	qc.ElectionTimeout = time.Duration(intConfig(cfg, "controller.quorum.election.timeout.ms", 1000)) * time.Millisecond
-	qc.ClusterID = cfg.ClusterID
+	clusterID, err := b.clusterID()
+	if err != nil {
+		return nil, err
+	}
+	qc.ClusterID = clusterID
 	qc.Logger = b.log.With("component", "metadata")
 	if b.net != nil {
 		var err error

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -261,4 +262,27 @@ func readMetaProperties(fs FS, path string) (m metaProperties, found bool, err e
 		return m, true, fmt.Errorf("%s: bad node.id %q", path, props["node.id"])
 	}
 	return metaProperties{nodeID: int32(id), clusterID: props["cluster.id"], directoryID: props["directory.id"]}, true, nil
+}
+
+// FormattedClusterID returns the cluster.id that meta.properties records in
+// the first of dirs that has one (a directory formatted by `silkworm
+// storage format`, or written by an earlier start), or "" when none does.
+// Two dirs naming different clusters are an error.
+func FormattedClusterID(fs FS, dirs []string) (string, error) {
+	id, from := "", ""
+	for _, d := range dirs {
+		path := filepath.Join(d, metaPropertiesFile)
+		m, found, err := readMetaProperties(fs, path)
+		if err != nil {
+			return "", err
+		}
+		if !found || m.clusterID == "" {
+			continue
+		}
+		if id != "" && m.clusterID != id {
+			return "", fmt.Errorf("%s: cluster.id %s does not match cluster.id %s in %s", path, m.clusterID, id, from)
+		}
+		id, from = m.clusterID, path
+	}
+	return id, nil
 }
