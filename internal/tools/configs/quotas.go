@@ -110,16 +110,7 @@ func javaExceptionName(err error) string {
 	if !errors.As(err, &ke) {
 		return "KafkaException"
 	}
-	name := ke.Message
-	name = strings.TrimSuffix(name, "_FAILED")
-	name = strings.TrimSuffix(name, "_ERROR")
-	var b strings.Builder
-	for _, part := range strings.Split(name, "_") {
-		if part != "" {
-			b.WriteString(part[:1] + strings.ToLower(part[1:]))
-		}
-	}
-	return b.String() + "Exception"
+	return cli.JavaErrorClass(ke.Code)
 }
 
 // WriteScramCredentials prints described SCRAM credentials as

@@ -148,39 +148,7 @@ func javaException(code int16, message string) string {
 			message = ke.Description
 		}
 	}
-	return javaErrorClass(code) + ": " + message
-}
-
-// javaClassOverrides are the error codes whose Java exception class is not
-// the error name in camel case followed by "Exception" (Kafka's Errors).
-var javaClassOverrides = map[string]string{
-	"UNKNOWN_SERVER_ERROR": "UnknownServerException",
-	"CORRUPT_MESSAGE":      "CorruptRecordException",
-	"REQUEST_TIMED_OUT":    "TimeoutException",
-	"KAFKA_STORAGE_ERROR":  "KafkaStorageException",
-	"NOT_CONTROLLER":       "NotControllerException",
-	"POLICY_VIOLATION":     "PolicyViolationException",
-}
-
-// javaErrorClass is the exception class Kafka's admin client raises for
-// code: org.apache.kafka.common.errors.KafkaStorageException.
-func javaErrorClass(code int16) string {
-	var ke *kerr.Error
-	if !errors.As(kerr.ErrorForCode(code), &ke) {
-		return "org.apache.kafka.common.errors.UnknownServerException"
-	}
-	if c, ok := javaClassOverrides[ke.Message]; ok {
-		return "org.apache.kafka.common.errors." + c
-	}
-	name := strings.TrimSuffix(strings.TrimSuffix(ke.Message, "_EXCEPTION"), "_ERROR")
-	name = strings.TrimSuffix(name, "_FAILED") // TOPIC_AUTHORIZATION_FAILED: TopicAuthorizationException
-	var class strings.Builder
-	for _, word := range strings.Split(name, "_") {
-		if word != "" {
-			class.WriteString(word[:1] + strings.ToLower(word[1:]))
-		}
-	}
-	return "org.apache.kafka.common.errors." + class.String() + "Exception"
+	return "org.apache.kafka.common.errors." + cli.JavaErrorClass(code) + ": " + message
 }
 
 // ParseJSON reads Kafka's election JSON: {"partitions": [{"topic": "t",

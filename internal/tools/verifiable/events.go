@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 	"sync"
 	"time"
 
@@ -178,36 +177,5 @@ func javaException(err error) (class, message string) {
 	if ke == nil {
 		return pkg + "KafkaException", err.Error()
 	}
-	if class, ok := javaExceptionClasses[ke]; ok {
-		return pkg + class, ke.Description
-	}
-	// Kafka's exception classes are the error names in camel case:
-	// NOT_ENOUGH_REPLICAS is NotEnoughReplicasException.
-	var b strings.Builder
-	for _, part := range strings.Split(ke.Message, "_") {
-		if part == "" {
-			continue
-		}
-		b.WriteString(part[:1])
-		b.WriteString(strings.ToLower(part[1:]))
-	}
-	return pkg + b.String() + "Exception", ke.Description
-}
-
-// javaExceptionClasses are the Kafka error codes whose Java exception is not
-// named after the error.
-var javaExceptionClasses = map[*kerr.Error]string{
-	kerr.RequestTimedOut:                    "TimeoutException",
-	kerr.NotLeaderForPartition:              "NotLeaderOrFollowerException",
-	kerr.CorruptMessage:                     "CorruptRecordException",
-	kerr.MessageTooLarge:                    "RecordTooLargeException",
-	kerr.RecordListTooLarge:                 "RecordBatchTooLargeException",
-	kerr.TopicAuthorizationFailed:           "TopicAuthorizationException",
-	kerr.ClusterAuthorizationFailed:         "ClusterAuthorizationException",
-	kerr.TransactionalIDAuthorizationFailed: "TransactionalIdAuthorizationException",
-	kerr.InvalidRequiredAcks:                "InvalidRequiredAcksException",
-	kerr.KafkaStorageError:                  "KafkaStorageException",
-	kerr.UnknownServerError:                 "UnknownServerException",
-	kerr.OutOfOrderSequenceNumber:           "OutOfOrderSequenceException",
-	kerr.DuplicateSequenceNumber:            "DuplicateSequenceException",
+	return pkg + cli.JavaErrorClass(ke.Code), ke.Description
 }
