@@ -98,11 +98,12 @@ type Broker struct {
 	failedOnce sync.Once
 	stopWatch  chan struct{}
 
-	groups    *group.Coordinator // consumer groups and committed offsets (groups.go)
-	txns      *txnWiring         // transaction coordinator (txns.go)
-	shares    *shareWiring       // share groups (shares.go)
-	sessions  *fetchSessionCache // KIP-227 fetch sessions (fetchsession.go)
-	telemetry *clientMetrics     // KIP-714 client instances (gettelemetrysubscriptions.go)
+	groups    *group.Coordinator    // consumer groups and committed offsets (groups.go)
+	txns      *txnWiring            // transaction coordinator (txns.go)
+	shares    *shareWiring          // share groups (shares.go)
+	sessions  *fetchSessionCache    // KIP-227 fetch sessions (fetchsession.go)
+	throttles *replicationThrottles // replication throttles (throttle.go)
+	telemetry *clientMetrics        // KIP-714 client instances (gettelemetrysubscriptions.go)
 
 	authz *authz // ACL authorizer and client quotas, fed from the image (security.go)
 	// interBroker is how this broker reaches others (interbroker.go).
@@ -186,6 +187,7 @@ func New(cfg *config.Broker, log *slog.Logger, opts ...Option) (*Broker, error) 
 			return nil, err
 		}
 	}
+	b.throttles = b.newReplicationThrottles()
 	im := b.meta.Image()
 	b.brokerDyn = im.BrokerConfigs
 	b.logs, err = storage.OpenManager(storage.ManagerConfig{

@@ -298,6 +298,13 @@ func (b *Broker) readFetchPartition(req *kmsg.FetchRequest, rp *fetchPartReq, ts
 	case rp.fetchOffset >= upTo.Offset:
 		// nothing to read yet
 	default:
+		var throttled bool
+		if replicaID >= 0 {
+			var hold bool
+			if throttled, hold = b.leaderThrottleRead(p, replicaID); hold {
+				return 0 // over leader.replication.throttled.rate (throttle.go)
+			}
+		}
 		limit := min(int64(rp.maxBytes), maxBytes-total)
 		minOne := total == 0
 		if limit <= 0 && !minOne {
@@ -313,6 +320,9 @@ func (b *Broker) readFetchPartition(req *kmsg.FetchRequest, rp *fetchPartReq, ts
 			fp.hasData = true
 			if req.IsolationLevel == 1 && replicaID < 0 {
 				fp.aborted = p.Log.AbortedTransactions(rp.fetchOffset, upTo.Offset)
+			}
+			if throttled {
+				b.leaderThrottleRecord(res.Size)
 			}
 			return res.Size
 		}

@@ -12,4 +12,12 @@
 // partition is assigned to one fetcher by hash. Fetchers talk to leaders
 // with franz-go over the Kafka protocol; nothing here knows how the
 // leader stores data.
+//
+// The follower side of Kafka's replication throttle is a [Quota] the broker
+// installs with [Manager.SetQuota] (quota.go): while the bytes fetched for
+// throttled replicas (follower.replication.throttled.replicas) exceed
+// follower.replication.throttled.rate, a fetcher leaves those partitions
+// out of its fetches (Kafka's shouldFollowerThrottle) and fetches the
+// others as usual; with nothing left to fetch it waits
+// replica.fetch.backoff.ms.
 package replication

@@ -70,6 +70,8 @@ type Manager struct {
 	cfg Config
 	log *slog.Logger
 
+	quota quotaHolder // the follower throttle (quota.go)
+
 	mu       sync.Mutex // guards fetchers and assigned
 	fetchers map[fetcherKey]*fetcher
 	assigned map[*partition.Partition]fetcherKey
@@ -281,11 +283,12 @@ func (f *fetcher) run() {
 			}
 			ready = append(ready, st)
 		}
+		ready, throttled := f.m.throttleFilter(ready)
 		if len(ready) == 0 {
 			f.backoff()
 			continue
 		}
-		if err := f.fetch(ready); err != nil {
+		if err := f.fetch(ready, throttled); err != nil {
 			if f.ctx.Err() == nil {
 				f.m.log.Warn("replica fetch", "leader", f.key.leader, "err", err)
 				f.backoff()
@@ -377,7 +380,8 @@ func (f *fetcher) truncate(st *fetchState) error {
 }
 
 // fetch sends one Fetch as a replica and appends what comes back.
-func (f *fetcher) fetch(parts []*fetchState) error {
+// Bytes received for the throttled ones are recorded in the quota.
+func (f *fetcher) fetch(parts []*fetchState, throttled map[*fetchState]bool) error {
 	cfg := f.m.cfg
 	// franz-go sends the highest version both sides know, so the request
 	// carries both topic names (v12-) and ids (v13+), and the replica id in
@@ -438,6 +442,9 @@ func (f *fetcher) fetch(parts []*fetchState) error {
 			st := find[key{id, rp.Partition}]
 			if st == nil || !f.still(st) {
 				continue
+			}
+			if q := f.m.quota.get(); q != nil && throttled[st] {
+				q.Record(int64(len(rp.RecordBatches)))
 			}
 			if err := f.handlePartition(st, &rp); err != nil {
 				backoff = true
