@@ -55,7 +55,8 @@ func parseConsumerOptions(args []string, stdout io.Writer) (*consumerOptions, er
 	resetPolicy := p.String("reset-policy", "RESET_POLICY", "Set reset policy (must be either 'earliest', 'latest', or 'none'", "earliest")
 	strategy := p.String("assignment-strategy", "ASSIGNMENT_STRATEGY", "Set assignment strategy (e.g. org.apache.kafka.clients.consumer.RoundRobinAssignor); "+
 		"only used if the group protocol is CLASSIC", "org.apache.kafka.clients.consumer.RangeAssignor")
-	config := p.String("consumer.config", "CONFIG_FILE", "Consumer config properties file (config options shared with command line parameters will be overridden).", "")
+	config := p.String("consumer.config", "CONFIG_FILE", "(DEPRECATED) Consumer config properties file (config options shared with command line parameters will be overridden). Use --command-config instead.", "")
+	commandConfig := p.String("command-config", "CONFIG_FILE", "Config properties file (config options shared with command line parameters will be overridden).", "")
 	if err := p.Parse(args); err != nil {
 		return nil, err
 	}
@@ -67,6 +68,12 @@ func parseConsumerOptions(args []string, stdout io.Writer) (*consumerOptions, er
 	}
 	o := &consumerOptions{topic: *topic, maxMessages: int64(*maxMessages), autoCommit: *autoCommit, verbose: *verbose}
 	props := cli.Props{}
+	if *config != "" && *commandConfig != "" {
+		return nil, errors.New("Options --consumer.config and --command-config are mutually exclusive.")
+	}
+	if *commandConfig != "" {
+		config = commandConfig
+	}
 	if *config != "" {
 		file, err := cli.LoadProps(*config)
 		if err != nil {

@@ -38,7 +38,8 @@ func parseProducerOptions(args []string, stdout io.Writer) (*producerOptions, er
 	maxMessages := p.Int("max-messages", "MAX-MESSAGES", "Produce this many messages. If -1, produce messages until the process is killed externally.", -1)
 	throughput := p.Int("throughput", "THROUGHPUT", "If set >= 0, throttle maximum message throughput to *approximately* THROUGHPUT messages/sec.", -1)
 	acks := p.Choice("acks", []string{"0", "1", "-1"}, "Acks required on each produced message. See Kafka docs on acks for details.", "-1")
-	config := p.String("producer.config", "CONFIG_FILE", "Producer config properties file.", "")
+	config := p.String("producer.config", "CONFIG_FILE", "(DEPRECATED) Producer config properties file. Use --command-config instead.", "")
+	commandConfig := p.String("command-config", "CONFIG_FILE", "Config properties file (config options shared with command line parameters will be overridden).", "")
 	createTime := p.Int64("message-create-time", "CREATETIME", "Send messages with creation time starting at the arguments value, in milliseconds since epoch", -1)
 	valuePrefix := p.Int("value-prefix", "VALUE-PREFIX", "If specified, each produced value will have this prefix with a dot separator", 0)
 	repeatingKeys := p.Int("repeating-keys", "REPEATING-KEYS", "If specified, each produced record will have a key starting at 0 increment by 1 "+
@@ -69,6 +70,12 @@ func parseProducerOptions(args []string, stdout io.Writer) (*producerOptions, er
 		"bootstrap.servers": *bootstrap,
 		"acks":              *acks,
 		"retries":           "0", // no producer retries, as Kafka's tool
+	}
+	if *config != "" && *commandConfig != "" {
+		return nil, errors.New("Options --producer.config and --command-config are mutually exclusive.")
+	}
+	if *commandConfig != "" {
+		config = commandConfig
 	}
 	if *config != "" {
 		file, err := cli.LoadProps(*config)
