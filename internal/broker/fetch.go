@@ -269,7 +269,7 @@ func (b *Broker) readFetchPartition(req *kmsg.FetchRequest, rp *fetchPartReq, ts
 		if expand {
 			b.requestISRExpand(p, replicaID)
 		}
-	} else if !p.IsLeader() {
+	} else if !p.IsLeader() && !readsFollowers(req.Version, replicaID) {
 		fp.errorCode = kerr.NotLeaderForPartition.Code
 		return 0
 	}
@@ -328,6 +328,17 @@ func (b *Broker) readFetchPartition(req *kmsg.FetchRequest, rp *fetchPartReq, ts
 		}
 	}
 	return 0
+}
+
+// readsFollowers reports whether a fetch that is not a follower's may read
+// a follower replica, as Kafka's FetchParams.fetchOnlyFromLeader allows:
+// a consumer fetch from v11 on (it carries client metadata, KIP-392's
+// fetch from follower) and the debugging consumer (replica id -2, used by
+// kafka-replica-verification.sh). Such a read stops at the follower's own
+// high watermark (or last stable offset), which moves, and wakes parked
+// fetches, as the leader's answers move it.
+func readsFollowers(version int16, replicaID int32) bool {
+	return replicaID == -2 || (replicaID == -1 && version >= 11)
 }
 
 // fetchCurrentLeaders fills the current leader of every partition that
