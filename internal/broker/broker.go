@@ -654,10 +654,11 @@ func (b *Broker) Kill() error {
 	return b.Close()
 }
 
-// clusterID is the cluster id this node starts with: silkworm.cluster.id
-// when set, else the one meta.properties records in the log dirs (a
-// directory formatted by `silkworm storage format`), else "" (a new
-// cluster picks one).
+// clusterID is the cluster id a single node starts with:
+// silkworm.cluster.id when set, else the one meta.properties records in the
+// log dirs (a directory formatted by `silkworm storage format`), else ""
+// (a new cluster picks one). In a Raft cluster the controller's log holds
+// the id; formatted dirs must match it (set silkworm.cluster.id).
 func (b *Broker) clusterID() (string, error) {
 	if b.cfg.ClusterID != "" {
 		return b.cfg.ClusterID, nil

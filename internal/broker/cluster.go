@@ -77,11 +77,9 @@ func (b *Broker) openQuorum() (*metadata.Quorum, error) {
 	qc.BrokerSessionTimeout = time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond
 	qc.HeartbeatInterval = time.Duration(cfg.BrokerHeartbeatIntervalMs) * time.Millisecond
 	qc.ElectionTimeout = time.Duration(intConfig(cfg, "controller.quorum.election.timeout.ms", 1000)) * time.Millisecond
-	clusterID, err := b.clusterID()
-	if err != nil {
-		return nil, err
-	}
-	qc.ClusterID = clusterID
+	// Not the formatted id (b.clusterID): a preset id in the Raft image
+	// would end New's wait for the controller before the node caught up.
+	qc.ClusterID = cfg.ClusterID
 	qc.Logger = b.log.With("component", "metadata")
 	if b.net != nil {
 		var err error
