@@ -10,14 +10,21 @@ package broker
 // OFFSET_OUT_OF_RANGE; a topic whose cleanup.policy lacks "delete" gets
 // POLICY_VIOLATION; an offset at or below the current log start offset
 // changes nothing. Segments wholly below the new log start offset are
-// deleted by the log. LowWatermark is the new log start offset (-1 on
-// error): on a single node the smallest log start offset of the replicas
-// is the leader's.
+// deleted by the log. As Kafka's DelayedDeleteRecords, the answer waits
+// (up to TimeoutMillis, off the io goroutines) until the low watermark, the
+// smallest log start offset of the leader and its in-sync followers (they
+// follow the leader's log start offset and report theirs in every fetch),
+// reaches the requested offset; LowWatermark is that low watermark, and a
+// partition still short of it at the timeout gets REQUEST_TIMED_OUT.
 //
-// Deviation: TimeoutMillis is ignored; there are no followers to wait for.
+// Deviation: Kafka counts the followers on live brokers, in sync or not;
+// we count the in-sync ones.
 
 import (
 	"slices"
+	"time"
+
+	"github.com/silkworm/silkworm/internal/partition"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,7 +35,8 @@ func init() { register(kmsg.DeleteRecords, 0, 2, handleDeleteRecords) }
 func handleDeleteRecords(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.DeleteRecordsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
-	for _, rt := range req.Topics {
+	var waits []lowWatermarkWait
+	for ti, rt := range req.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
 		ts := b.topic(rt.Topic)
@@ -54,11 +62,63 @@ func handleDeleteRecords(b *Broker, r *request) {
 			low, code := b.deleteRecords(ts, rp.Partition, rp.Offset)
 			if code == 0 {
 				sp.LowWatermark = low
+				if p := ts.partitions[rp.Partition]; p.LowWatermark() < low {
+					waits = append(waits, lowWatermarkWait{p: p, offset: low, topic: ti, part: len(st.Partitions)})
+				}
 			}
 			sp.ErrorCode = code
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
+	}
+	if len(waits) == 0 {
+		r.respond(resp)
+		return
+	}
+	go waitLowWatermarks(r, resp, waits, time.Duration(req.TimeoutMillis)*time.Millisecond-time.Since(r.received))
+}
+
+// lowWatermarkWait is a partition whose followers must still delete up to
+// offset; topic and part index its answer in the response.
+type lowWatermarkWait struct {
+	p           *partition.Partition
+	offset      int64
+	topic, part int
+}
+
+// waitLowWatermarks answers r once every partition's low watermark
+// reached its offset, or at the timeout (REQUEST_TIMED_OUT for those that
+// did not).
+func waitLowWatermarks(r *request, resp *kmsg.DeleteRecordsResponse, waits []lowWatermarkWait, timeout time.Duration) {
+	wake := make(chan struct{}, 1)
+	for _, w := range waits {
+		w.p.Watch(wake)
+		defer w.p.Unwatch(wake)
+	}
+	timer := time.NewTimer(max(timeout, 0))
+	defer timer.Stop()
+	for {
+		done := true
+		for _, w := range waits {
+			done = done && w.p.LowWatermark() >= w.offset
+		}
+		if done {
+			break
+		}
+		select {
+		case <-wake:
+			continue
+		case <-timer.C:
+		}
+		break
+	}
+	for _, w := range waits {
+		sp := &resp.Topics[w.topic].Partitions[w.part]
+		if low := w.p.LowWatermark(); low >= w.offset {
+			sp.LowWatermark = low
+		} else {
+			sp.LowWatermark, sp.ErrorCode = -1, kerr.RequestTimedOut.Code
+		}
 	}
 	r.respond(resp)
 }

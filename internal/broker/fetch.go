@@ -269,6 +269,7 @@ func (b *Broker) readFetchPartition(req *kmsg.FetchRequest, rp *fetchPartReq, ts
 		if expand {
 			b.requestISRExpand(p, replicaID)
 		}
+		p.SetFollowerLogStart(replicaID, rp.logStartOffset)
 	} else if !p.IsLeader() && !readsFollowers(req.Version, replicaID) {
 		fp.errorCode = kerr.NotLeaderForPartition.Code
 		return 0

@@ -28,6 +28,7 @@ var (
 // follower is the leader's view of one follower replica.
 type follower struct {
 	leo          int64     // log end offset the follower last fetched from
+	logStart     int64     // its log start offset, as its last fetch said; -1 unknown
 	lastCaughtUp time.Time // last time its fetch reached the leader's log end
 	lastFetch    time.Time
 }
@@ -124,7 +125,7 @@ func (p *Partition) MakeLeader(nodeID, epoch, partitionEpoch int32, replicas, is
 		if r != nodeID && p.followers[r] == nil {
 			// Kafka starts a new leader's followers as caught up at the
 			// moment of election, so that the ISR does not shrink at once.
-			p.followers[r] = &follower{leo: -1, lastCaughtUp: now}
+			p.followers[r] = &follower{leo: -1, logStart: -1, lastCaughtUp: now}
 		}
 	}
 	p.maybeAdvanceHighWatermarkLocked()
@@ -433,4 +434,33 @@ func (p *Partition) Unwatch(w chan struct{}) {
 	p.mu.Lock()
 	delete(p.waiters, w)
 	p.mu.Unlock()
+}
+
+// SetFollowerLogStart records the log start offset follower id reported in
+// its last fetch, for LowWatermark, and wakes waiters when it moved.
+func (p *Partition) SetFollowerLogStart(id int32, logStart int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := p.followers[id]
+	if f == nil || f.logStart == logStart {
+		return
+	}
+	f.logStart = logStart
+	p.wakeLocked()
+}
+
+// LowWatermark is the smallest log start offset among the leader and the
+// in-sync followers that reported one (Kafka's lowWatermarkIfLeader, which
+// counts the followers on live brokers): DeleteRecords is done once it
+// reaches the requested offset.
+func (p *Partition) LowWatermark() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	low := p.Log.LogStartOffset()
+	for _, id := range p.isr {
+		if f := p.followers[id]; f != nil && f.logStart >= 0 {
+			low = min(low, f.logStart)
+		}
+	}
+	return low
 }

@@ -499,5 +499,13 @@ func (f *fetcher) handlePartition(st *fetchState, rp *kmsg.FetchResponseTopicPar
 		}
 	}
 	p.UpdateFollowerHighWatermark(rp.HighWatermark)
+	// The leader's log start moved (DeleteRecords, retention): follow it,
+	// as Kafka's fetcher does (maybeIncrementLogStartOffset), so records
+	// deleted on the leader do not come back when this replica leads.
+	if start := min(rp.LogStartOffset, p.Log.LogEndOffset()); start > p.Log.LogStartOffset() {
+		if _, err := p.Log.DeleteRecordsBefore(start); err != nil {
+			return fmt.Errorf("follow the leader's log start offset %d: %w", start, err)
+		}
+	}
 	return nil
 }
