@@ -7,7 +7,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,13 +20,19 @@ import (
 )
 
 // TestMeasureThrottledMove reports (it asserts nothing about time) how long
-// moving a ~100 MB partition onto a new broker takes with no throttle and
-// with --throttle 10 MB/s. Run with SILKWORM_PERF=1, without -race.
+// moving a partition (100 MB, or SILKWORM_REASSIGN_MB) onto a new broker
+// takes with no throttle and with --throttle 10 MB/s, and the latency of
+// acks=all writes to that partition (1 KiB, 200 a second) while it moves.
+// Run with SILKWORM_PERF=1, without -race.
 func TestMeasureThrottledMove(t *testing.T) {
 	if os.Getenv("SILKWORM_PERF") != "1" {
 		t.Skip("set SILKWORM_PERF=1 to measure")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	mb := 100
+	if v, err := strconv.Atoi(os.Getenv("SILKWORM_REASSIGN_MB")); err == nil && v > 0 {
+		mb = v
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute+time.Duration(mb)*300*time.Millisecond)
 	defer cancel()
 	c, err := embed.NewCluster(embed.Dir(t.TempDir()), embed.Brokers(3))
 	if err != nil {
@@ -49,7 +58,7 @@ func TestMeasureThrottledMove(t *testing.T) {
 		throttle []string
 	}{{"unthrottled", nil}, {"throttled", []string{"--throttle", "10000000"}}} {
 		createTopic(ctx, t, cl, tc.topic, []int32{1, 2})
-		for range 1000 { // 100 MB
+		for range mb * 10 { // 100 KiB records
 			cl.Produce(ctx, &kgo.Record{Topic: tc.topic, Value: value}, func(_ *kgo.Record, err error) {
 				if err != nil {
 					t.Error(err)
@@ -63,6 +72,34 @@ func TestMeasureThrottledMove(t *testing.T) {
 		if err := os.WriteFile(plan, []byte(fmt.Sprintf(`{"version":1,"partitions":[{"topic":%q,"partition":0,"replicas":[1,3]}]}`, tc.topic)), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// acks=all writes to the moving partition while it moves.
+		stopWrites := make(chan struct{})
+		var (
+			latMu sync.Mutex
+			lats  []time.Duration
+		)
+		writesDone := make(chan struct{})
+		go func() {
+			defer close(writesDone)
+			tick := time.NewTicker(5 * time.Millisecond)
+			defer tick.Stop()
+			small := make([]byte, 1024)
+			for {
+				select {
+				case <-stopWrites:
+					return
+				case <-tick.C:
+				}
+				sent := time.Now()
+				cl.Produce(ctx, &kgo.Record{Topic: tc.topic, Value: small}, func(_ *kgo.Record, err error) {
+					if err == nil {
+						latMu.Lock()
+						lats = append(lats, time.Since(sent))
+						latMu.Unlock()
+					}
+				})
+			}
+		}()
 		start := time.Now()
 		if out, err := run(append([]string{"--execute", "--reassignment-json-file", plan}, tc.throttle...)...); err != nil {
 			t.Fatalf("execute: %v\n%s", err, out)
@@ -77,6 +114,23 @@ func TestMeasureThrottledMove(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		t.Logf("%s: moved 100 MB to a new replica in %v", tc.topic, time.Since(start).Round(10*time.Millisecond))
+		took := time.Since(start)
+		close(stopWrites)
+		<-writesDone
+		if err := cl.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		latMu.Lock()
+		slices.Sort(lats)
+		pct := func(q float64) time.Duration {
+			if len(lats) == 0 {
+				return 0
+			}
+			return lats[min(len(lats)-1, int(q*float64(len(lats))))]
+		}
+		t.Logf("%s: moved %d MB to a new replica in %v; acks=all produce latency during the move: p50 %v, p99 %v, max %v (%d writes)",
+			tc.topic, mb, took.Round(10*time.Millisecond), pct(0.5).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond),
+			pct(1).Round(10*time.Microsecond), len(lats))
+		latMu.Unlock()
 	}
 }
