@@ -33,21 +33,14 @@ func handleShareAcknowledge(b *Broker, r *request) { b.goShare(r, b.shareAcknowl
 func (b *Broker) shareAcknowledgeRequest(r *request) {
 	req := r.kreq.(*kmsg.ShareAcknowledgeRequest)
 	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
-	var groupID, memberID string
-	if req.GroupID != nil {
-		groupID = *req.GroupID
-	}
-	if req.MemberID != nil {
-		memberID = *req.MemberID
-	}
-	lim := b.shareLimits(groupID)
+	groupID, memberID, lim, code := b.shareRequestStart(r, req.GroupID, req.MemberID)
 	resp.AcquisitionLockTimeoutMillis = int32(lim.LockDuration / time.Millisecond)
 	fail := func(code int16) {
 		resp.ErrorCode = code
 		r.respond(resp)
 	}
-	if !b.authorizeGroup(r, kmsg.ACLOperationRead, groupID) {
-		fail(kerr.GroupAuthorizationFailed.Code)
+	if code != 0 {
+		fail(code)
 		return
 	}
 	if groupID == "" || memberID == "" || len(memberID) > 36 {

@@ -305,21 +305,14 @@ type shareTarget struct {
 func (b *Broker) shareFetch(r *request) {
 	req := r.kreq.(*kmsg.ShareFetchRequest)
 	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
-	var groupID, memberID string
-	if req.GroupID != nil {
-		groupID = *req.GroupID
-	}
-	if req.MemberID != nil {
-		memberID = *req.MemberID
-	}
-	lim := b.shareLimits(groupID)
+	groupID, memberID, lim, code := b.shareRequestStart(r, req.GroupID, req.MemberID)
 	resp.AcquisitionLockTimeoutMillis = int32(lim.LockDuration / time.Millisecond)
 	fail := func(code int16) {
 		resp.ErrorCode = code
 		r.respond(resp)
 	}
-	if !b.authorizeGroup(r, kmsg.ACLOperationRead, groupID) {
-		fail(kerr.GroupAuthorizationFailed.Code)
+	if code != 0 {
+		fail(code)
 		return
 	}
 	renew := req.Version >= 2 && req.IsRenewAck
@@ -751,4 +744,22 @@ func (b *Broker) archiveAborted(t shareTarget, sp *share.Partition, member strin
 		return ranges
 	}
 	return kept
+}
+
+// shareRequestStart is the common start of ShareFetch and
+// ShareAcknowledge: the group and member ids (null as ""), the group's
+// share limits (for the acquisition lock timeout every answer carries),
+// and GROUP_AUTHORIZATION_FAILED without READ on the group.
+func (b *Broker) shareRequestStart(r *request, group, member *string) (groupID, memberID string, lim share.Limits, code int16) {
+	if group != nil {
+		groupID = *group
+	}
+	if member != nil {
+		memberID = *member
+	}
+	lim = b.shareLimits(groupID)
+	if !b.authorizeGroup(r, kmsg.ACLOperationRead, groupID) {
+		code = kerr.GroupAuthorizationFailed.Code
+	}
+	return groupID, memberID, lim, code
 }
