@@ -104,6 +104,8 @@ type Broker struct {
 	sessions  *fetchSessionCache    // KIP-227 fetch sessions (fetchsession.go)
 	throttles *replicationThrottles // replication throttles (throttle.go)
 	telemetry *clientMetrics        // KIP-714 client instances (gettelemetrysubscriptions.go)
+	metrics   *brokerMetrics        // Prometheus registry and instruments (metrics.go)
+	http      httpListeners         // metrics and console HTTP listeners (http.go)
 
 	authz *authz // ACL authorizer and client quotas, fed from the image (security.go)
 	// interBroker is how this broker reaches others (interbroker.go).
@@ -133,6 +135,7 @@ func New(cfg *config.Broker, log *slog.Logger, opts ...Option) (*Broker, error) 
 	b.fs = storage.OSFS
 	b.sessions = newFetchSessionCache(cfg.MaxIncrementalFetchSessionCacheSlots)
 	b.telemetry = newClientMetrics()
+	b.metrics = newBrokerMetrics(b)
 	for _, o := range opts {
 		o(b)
 	}
@@ -311,6 +314,10 @@ func (b *Broker) Start() error {
 	b.mu.Unlock()
 	srv.start()
 	go b.watchLogDirs()
+	if err := b.startHTTP(); err != nil {
+		b.Close()
+		return err
+	}
 	addrs := make([]string, len(bound))
 	for i, bl := range bound {
 		addrs[i] = bl.sec.name + "://" + bl.ln.Addr().String()
@@ -348,6 +355,7 @@ func (b *Broker) ListenerAddr(name string) string {
 // (controlled shutdown), so producers and consumers fail over before the
 // broker stops answering.
 func (b *Broker) Close() error {
+	b.closeHTTP()
 	if _, ok := b.controller(); ok && b.srv != nil && !b.killed.Load() {
 		// Bounded like Kafka's controlled.shutdown retries: without a
 		// reachable controller the broker stops anyway.

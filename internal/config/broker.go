@@ -21,6 +21,8 @@ import (
 type Broker struct {
 	NodeID                  int32    // node.id, alias broker.id
 	ClusterID               string   // silkworm.cluster.id (Kafka keeps it in meta.properties)
+	MetricsListener         string   // silkworm.metrics.listener: host:port, http:// or https://; empty = off
+	ConsoleListener         string   // silkworm.console.listener: host:port, http:// or https://; empty = off
 	BrokerRack              string   // broker.rack
 	ProcessRoles            []string // process.roles
 	ControllerQuorumVoters  []Voter  // controller.quorum.voters
@@ -206,6 +208,8 @@ var brokerFields = []field{
 	{"max.incremental.fetch.session.cache.slots", func(b *Broker) any { return &b.MaxIncrementalFetchSessionCacheSlots }},
 	{"broker.rack", func(b *Broker) any { return &b.BrokerRack }},
 	{"silkworm.cluster.id", func(b *Broker) any { return &b.ClusterID }},
+	{"silkworm.metrics.listener", func(b *Broker) any { return &b.MetricsListener }},
+	{"silkworm.console.listener", func(b *Broker) any { return &b.ConsoleListener }},
 	{"controller.listener.names", func(b *Broker) any { return &b.ControllerListenerNames }},
 }
 

@@ -81,6 +81,12 @@ var silkwormKeys = []kafkaKey{
 	// format); Silkworm also accepts it as a config so a single node needs no
 	// format step.
 	{"silkworm.cluster.id", kmsg.ConfigTypeString, nil, "", ReadOnly},
+	// The broker's HTTP listeners (off when empty): Prometheus metrics at
+	// /metrics and the web console at /. The value is host:port, or
+	// http://host:port or https://host:port (TLS with the broker's
+	// ssl.keystore.* settings).
+	{"silkworm.metrics.listener", kmsg.ConfigTypeString, nil, "", ReadOnly},
+	{"silkworm.console.listener", kmsg.ConfigTypeString, nil, "", ReadOnly},
 }
 
 // silkwormDefaults are the defaults where Silkworm deviates from Kafka so that
