@@ -23,6 +23,7 @@ type Broker struct {
 	ClusterID               string   // silkworm.cluster.id (Kafka keeps it in meta.properties)
 	MetricsListener         string   // silkworm.metrics.listener: host:port, http:// or https://; empty = off
 	ConsoleListener         string   // silkworm.console.listener: host:port, http:// or https://; empty = off
+	ConsoleBenchDir         string   // silkworm.console.bench.dir: where the console finds silkworm bench runs
 	BrokerRack              string   // broker.rack
 	ProcessRoles            []string // process.roles
 	ControllerQuorumVoters  []Voter  // controller.quorum.voters
@@ -210,6 +211,7 @@ var brokerFields = []field{
 	{"silkworm.cluster.id", func(b *Broker) any { return &b.ClusterID }},
 	{"silkworm.metrics.listener", func(b *Broker) any { return &b.MetricsListener }},
 	{"silkworm.console.listener", func(b *Broker) any { return &b.ConsoleListener }},
+	{"silkworm.console.bench.dir", func(b *Broker) any { return &b.ConsoleBenchDir }},
 	{"controller.listener.names", func(b *Broker) any { return &b.ControllerListenerNames }},
 }
 

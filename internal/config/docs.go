@@ -8,6 +8,7 @@ var brokerDocs = map[string]string{
 	"silkworm.cluster.id":                       "Cluster id reported in Metadata; empty lets the broker choose one.",
 	"silkworm.metrics.listener":                 "Address of the Prometheus /metrics endpoint (host:port, http:// or https://); empty turns it off.",
 	"silkworm.console.listener":                 "Address of the web console (host:port, http:// or https://); empty turns it off.",
+	"silkworm.console.bench.dir":                "Directory whose silkworm bench runs the console lists (default bench-results).",
 	"broker.rack":                               "Rack of this broker, used for rack-aware replica placement.",
 	"process.roles":                             "Roles of this node: broker, controller or both (empty means both).",
 	"controller.quorum.voters":                  "Controller quorum as id@host:port entries.",

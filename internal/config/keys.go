@@ -87,6 +87,8 @@ var silkwormKeys = []kafkaKey{
 	// ssl.keystore.* settings).
 	{"silkworm.metrics.listener", kmsg.ConfigTypeString, nil, "", ReadOnly},
 	{"silkworm.console.listener", kmsg.ConfigTypeString, nil, "", ReadOnly},
+	// Directory the console lists `silkworm bench` runs from.
+	{"silkworm.console.bench.dir", kmsg.ConfigTypeString, nil, "bench-results", ReadOnly},
 }
 
 // silkwormDefaults are the defaults where Silkworm deviates from Kafka so that
