@@ -100,6 +100,8 @@ var silkwormDefaults = map[string]string{
 	"listeners": "PLAINTEXT://127.0.0.1:9092",
 	// Kafka's default is /tmp/kafka-logs.
 	"log.dir": "./silkworm-data",
+	// Silkworm's own key: where silkworm bench writes its runs by default.
+	"silkworm.console.bench.dir": "bench-results",
 }
 
 // prefixes of keys Kafka accepts with a free suffix; all are ignored for now.
