@@ -78,13 +78,14 @@ const (
 type controller struct {
 	q *Quorum
 
-	mu       sync.Mutex // guards lastSeen and rng
+	mu       sync.Mutex // guards lastSeen, sessions and rng
 	lastSeen map[int32]time.Time
+	sessions map[int32]*brokerSession // open broker sessions while active (session.go)
 	rng      *rand.Rand
 }
 
 func newController(q *Quorum) *controller {
-	return &controller{q: q, lastSeen: map[int32]time.Time{}, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	return &controller{q: q, lastSeen: map[int32]time.Time{}, sessions: map[int32]*brokerSession{}, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 }
 
 // lead runs while this node is the Raft leader, until ctx ends: it waits
@@ -100,6 +101,7 @@ func (c *controller) lead(ctx context.Context) {
 		}
 	}
 	q.active.Store(true)
+	defer c.closeSessions() // after active is false: no session opens after it
 	defer q.active.Store(false)
 	q.log.Info("active metadata controller", "node.id", q.cfg.NodeID)
 

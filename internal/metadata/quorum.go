@@ -248,6 +248,7 @@ func OpenQuorum(cfg QuorumConfig) (*Quorum, error) {
 		ln = tls.NewListener(ln, cfg.TLS)
 	}
 	q.mux = newMux(ln, advertise, q.serveForward, q.spawn)
+	q.mux.session = q.serveSession
 	q.mux.dialTLS = cfg.DialTLS
 	q.mux.acceptAuth, q.mux.dialAuth, q.mux.dialNet = cfg.AcceptAuth, cfg.DialAuth, cfg.Dial
 	q.spawn(q.mux.acceptLoop)
@@ -762,6 +763,7 @@ func (q *Quorum) SetSelf(self Broker) error {
 	if !q.heartbeating {
 		q.heartbeating = true
 		q.spawn(q.heartbeatLoop)
+		q.spawn(q.sessionLoop)
 	}
 	return nil
 }

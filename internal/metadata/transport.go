@@ -21,6 +21,8 @@ import (
 const (
 	connRaft    byte = 'R'
 	connForward byte = 'F'
+	// connSession (session.go) is a broker's session with the active
+	// controller.
 )
 
 // mux is the controller listener: a raft.StreamLayer for the Raft
@@ -30,6 +32,7 @@ type mux struct {
 	ln        net.Listener
 	advertise string
 	serve     func(net.Conn) // serves one forwarding connection
+	session   func(net.Conn) // serves one broker session connection
 	spawn     func(func())   // starts a tracked goroutine
 
 	dialTLS *tls.Config // nil: plain TCP to the other nodes
@@ -93,6 +96,12 @@ func (m *mux) route(c net.Conn) {
 		}
 	case connForward:
 		m.serve(c)
+	case connSession:
+		if m.session == nil {
+			c.Close()
+			return
+		}
+		m.session(c)
 	default:
 		c.Close()
 	}

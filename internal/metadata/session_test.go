@@ -1,0 +1,90 @@
+package metadata
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// sessionCluster starts three combined nodes that registered themselves
+// with SetSelf, with a session timeout far longer than the test, so only
+// the session connections can fence a stopped node.
+func sessionCluster(t *testing.T) *testCluster {
+	t.Helper()
+	c := newTestCluster(t, 3, 0, func(cfg *QuorumConfig) {
+		cfg.BrokerSessionTimeout = 10 * time.Minute
+		cfg.HeartbeatInterval = 200 * time.Millisecond
+	})
+	c.leader()
+	for _, q := range c.running() {
+		if err := q.SetSelf(Broker{NodeID: q.NodeID(), Host: "127.0.0.1", Port: 9000 + q.NodeID()}); err != nil {
+			t.Fatalf("SetSelf %d: %v", q.NodeID(), err)
+		}
+	}
+	return c
+}
+
+// waitFenced waits until the leader's image shows broker id fenced, and
+// fails when the others are not all unfenced.
+func waitFenced(t *testing.T, c *testCluster, id int32) {
+	t.Helper()
+	waitFor(t, time.Minute, func() error {
+		im := c.leader().Image()
+		for _, q := range c.running() {
+			if b := im.BrokerByID(q.NodeID()); b == nil || b.Fenced {
+				t.Fatalf("live broker %d fenced: %+v", q.NodeID(), b)
+			}
+		}
+		if b := im.BrokerByID(id); b == nil || !b.Fenced {
+			return fmt.Errorf("broker %d not fenced yet: %+v", id, b)
+		}
+		return nil
+	})
+}
+
+// A stopped broker is fenced when its controller session closes, long
+// before its heartbeat session would expire.
+func TestSessionClosedFencesBroker(t *testing.T) {
+	c := sessionCluster(t)
+	victim := c.follower().NodeID()
+	c.stop(victim)
+	waitFenced(t, c, victim)
+}
+
+// When the active controller's node stops, the brokers report the closed
+// session to the next controller, which fences the old one's broker.
+func TestLostControllerIsFenced(t *testing.T) {
+	c := sessionCluster(t)
+	victim := c.leader().NodeID()
+	c.stop(victim)
+	waitFenced(t, c, victim)
+}
+
+// Moving to a new controller is not a death: after a leadership transfer
+// every broker stays unfenced and keeps a session.
+func TestLeadershipTransferKeepsBrokers(t *testing.T) {
+	c := sessionCluster(t)
+	old := c.leader()
+	if err := old.raft.LeadershipTransfer().Error(); err != nil {
+		t.Fatalf("leadership transfer: %v", err)
+	}
+	waitFor(t, time.Minute, func() error {
+		l := c.leader()
+		if l == old {
+			return fmt.Errorf("node %d still leads", old.NodeID())
+		}
+		l.ctrl.mu.Lock()
+		n := len(l.ctrl.sessions)
+		l.ctrl.mu.Unlock()
+		if n != 3 {
+			return fmt.Errorf("%d sessions on the new controller", n)
+		}
+		return nil
+	})
+	im := c.converged()
+	for _, q := range c.running() {
+		if b := im.BrokerByID(q.NodeID()); b == nil || b.Fenced {
+			t.Fatalf("broker %d fenced after a leadership transfer: %+v", q.NodeID(), b)
+		}
+	}
+}
