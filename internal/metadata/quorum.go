@@ -184,6 +184,9 @@ type Quorum struct {
 	self         *Broker
 	heartbeating bool
 	incarnation  string
+	// hurried is set while the Raft heartbeat timeout is shortened
+	// because the controller's process died (session.go).
+	hurried atomic.Bool
 
 	// hintMu guards hint.
 	hintMu sync.Mutex
@@ -260,7 +263,7 @@ func OpenQuorum(cfg QuorumConfig) (*Quorum, error) {
 	rc.LocalID = serverID(cfg.NodeID)
 	rc.HeartbeatTimeout = cfg.ElectionTimeout
 	rc.ElectionTimeout = cfg.ElectionTimeout
-	rc.LeaderLeaseTimeout = cfg.ElectionTimeout / 2
+	rc.LeaderLeaseTimeout = leaderLease(cfg.ElectionTimeout)
 	rc.CommitTimeout = 20 * time.Millisecond
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	rc.Logger = hl
@@ -293,6 +296,9 @@ func OpenQuorum(cfg QuorumConfig) (*Quorum, error) {
 	q.spawn(func() { q.watchLeadership(notify) })
 	return q, nil
 }
+
+// leaderLease is the Raft leader lease for an election timeout.
+func leaderLease(election time.Duration) time.Duration { return election / 2 }
 
 func serverID(id int32) raft.ServerID { return raft.ServerID(strconv.Itoa(int(id))) }
 

@@ -274,10 +274,12 @@ func (f *fetcher) run() {
 			continue
 		}
 		var ready []*fetchState
+		soon := false // a leader that has not applied its leadership yet
 		for _, st := range parts {
 			if !st.truncated {
 				if err := f.truncate(st); err != nil {
 					f.m.log.Debug("truncate by leader epoch", "partition", st.p.String(), "err", err)
+					soon = soon || leaderNotReady(err)
 					continue
 				}
 			}
@@ -285,7 +287,11 @@ func (f *fetcher) run() {
 		}
 		ready, throttled := f.m.throttleFilter(ready)
 		if len(ready) == 0 {
-			f.backoff()
+			if soon {
+				f.backoffFor(leaderNotReadyBackoff)
+			} else {
+				f.backoff()
+			}
 			continue
 		}
 		if err := f.fetch(ready, throttled); err != nil {
@@ -297,8 +303,24 @@ func (f *fetcher) run() {
 	}
 }
 
-func (f *fetcher) backoff() {
-	t := time.NewTimer(f.m.cfg.FetchBackoff)
+func (f *fetcher) backoff() { f.backoffFor(f.m.cfg.FetchBackoff) }
+
+// leaderNotReadyBackoff is how long a follower waits before asking again a
+// leader that does not know yet that it leads (it applies the same
+// metadata record a moment later): much less than replica.fetch.backoff.ms,
+// which would add a second to every failover.
+const leaderNotReadyBackoff = 20 * time.Millisecond
+
+// leaderNotReady reports whether err is a leader's answer that its
+// metadata is behind the follower's: it is not the leader yet, or does not
+// know the follower's leader epoch yet.
+func leaderNotReady(err error) bool {
+	return errors.Is(err, kerr.NotLeaderForPartition) || errors.Is(err, kerr.UnknownLeaderEpoch)
+}
+
+func (f *fetcher) backoffFor(d time.Duration) {
+	d = min(d, f.m.cfg.FetchBackoff)
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -432,7 +454,7 @@ func (f *fetcher) fetch(parts []*fetchState, throttled map[*fetchState]bool) err
 		find[key{st.p.TopicID, st.p.Index}] = st
 		names[st.p.Topic] = st.p.TopicID
 	}
-	var backoff bool
+	var backoff, soon bool
 	for _, rt := range resp.Topics {
 		id := rt.TopicID
 		if id == ([16]byte{}) {
@@ -447,13 +469,20 @@ func (f *fetcher) fetch(parts []*fetchState, throttled map[*fetchState]bool) err
 				q.Record(int64(len(rp.RecordBatches)))
 			}
 			if err := f.handlePartition(st, &rp); err != nil {
-				backoff = true
+				if leaderNotReady(err) {
+					soon = true
+				} else {
+					backoff = true
+				}
 				f.m.log.Debug("replica fetch partition", "partition", st.p.String(), "err", err)
 			}
 		}
 	}
-	if backoff {
+	switch {
+	case backoff:
 		f.backoff()
+	case soon:
+		f.backoffFor(leaderNotReadyBackoff)
 	}
 	return nil
 }
