@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,52 +16,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/silkworm/silkworm/bench/scenarios"
-	"github.com/silkworm/silkworm/internal/broker"
-	"github.com/silkworm/silkworm/internal/config"
 	"github.com/silkworm/silkworm/internal/tools/cli"
 )
 
-// serverEnv makes the test binary act as `silkworm server`, so the
-// embedded cluster's child processes can be started from tests.
+// serverEnv makes the test binary act as `silkworm server` (see
+// main_test.go), so the embedded cluster's child processes can be started
+// from tests.
 const serverEnv = "SILKWORM_BENCH_TEST_SERVER"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(serverEnv) == "1" && len(os.Args) > 1 && os.Args[1] == "server" {
-		os.Exit(serveForTest(os.Args[2:]))
-	}
-	os.Exit(m.Run())
-}
-
-// serveForTest is a minimal `silkworm server`: --override flags only.
-func serveForTest(args []string) int {
-	fs := flag.NewFlagSet("server", flag.ContinueOnError)
-	var overrides []string
-	fs.Func("override", "key=value", func(v string) error { overrides = append(overrides, v); return nil })
-	fs.String("log-level", "warn", "ignored")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	cfg, err := config.Load("", overrides)
-	if err != nil {
-		os.Stderr.WriteString(err.Error() + "\n")
-		return 1
-	}
-	b, err := broker.New(cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		os.Stderr.WriteString(err.Error() + "\n")
-		return 1
-	}
-	if err := b.Start(); err != nil {
-		b.Close()
-		os.Stderr.WriteString(err.Error() + "\n")
-		return 1
-	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	<-sigs
-	b.Close()
-	return 0
-}
 
 func testEmbedded(t *testing.T) EmbeddedConfig {
 	t.Helper()

@@ -41,8 +41,13 @@ func niceTicks(lo, hi float64, n int) []float64 {
 		}
 	}
 	var ticks []float64
-	for v := math.Floor(lo/step) * step; v <= hi+step/2; v += step {
+	// The last tick is at or above hi, so nothing is drawn above the
+	// plot.
+	for v := math.Floor(lo/step) * step; ; v += step {
 		ticks = append(ticks, v)
+		if v >= hi-step*1e-9 {
+			break
+		}
 	}
 	return ticks
 }
@@ -61,16 +66,43 @@ func fmtTick(v float64) string {
 	}
 }
 
-// svg renders the chart; it needs no script and no external resource.
+// chartFont is the font list of the SVG text: the page's, with fallbacks
+// that exist everywhere.
+const chartFont = `system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, 'Liberation Sans', 'DejaVu Sans', sans-serif`
+
+// html renders the chart as a figure: the title as its caption and the
+// legend as a list under the plot, both outside the SVG so that no bar
+// or line can cover them and long names wrap instead of being cut.
+func (c chartData) html() string {
+	var b strings.Builder
+	b.WriteString(`<figure class="chart">`)
+	fmt.Fprintf(&b, `<figcaption>%s</figcaption>`, html.EscapeString(c.Title))
+	b.WriteString(c.svg())
+	b.WriteString(`<ul class="legend">`)
+	for li, l := range c.Lines {
+		style := "solid"
+		if l.Dashed {
+			style = "dashed"
+		}
+		fmt.Fprintf(&b, `<li><span class="swatch %s" style="border-color:%s"></span>%s</li>`, style, c.color(li), html.EscapeString(l.Name))
+	}
+	b.WriteString(`</ul></figure>`)
+	return b.String()
+}
+
+func (c chartData) color(i int) string { return palette[i%len(palette)] }
+
+// svg renders the plot (axes, grid, data); it needs no script and no
+// external resource, and scales down with the page (viewBox).
 func (c chartData) svg() string {
 	const (
-		w, h                     = 640, 340
-		left, right, top, bottom = 70, 170, 36, 50
+		w, h                     = 560, 300
+		left, right, top, bottom = 64, 16, 14, 48
 	)
 	pw, ph := float64(w-left-right), float64(h-top-bottom)
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`, w, h, w, h)
-	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14" font-weight="bold">%s</text>`, left, html.EscapeString(c.Title))
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="%s" viewBox="0 0 %d %d" font-family="%s" font-size="11">`,
+		html.EscapeString(c.Title), w, h, chartFont)
 
 	xmin, xmax := math.Inf(1), math.Inf(-1)
 	ymax := 0.0
@@ -124,7 +156,7 @@ func (c chartData) svg() string {
 	// Data.
 	n := float64(len(c.Lines))
 	for li, l := range c.Lines {
-		col := palette[li%len(palette)]
+		col := c.color(li)
 		if c.Bars && len(c.Categories) > 0 {
 			slot := pw / float64(len(c.Categories)) * 0.8
 			bw := slot / n
@@ -149,13 +181,6 @@ func (c chartData) svg() string {
 					px(l.X[i]), py(l.Y[i]), col, html.EscapeString(l.Name), fmtTick(l.Y[i]))
 			}
 		}
-		ly := top + 10 + li*16
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="12" height="10" fill="%s"/>`, w-right+12, ly-9, col)
-		name := l.Name
-		if len(name) > 24 {
-			name = name[:24]
-		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d">%s</text>`, w-right+28, ly, html.EscapeString(name))
 	}
 	b.WriteString(`</svg>`)
 	return b.String()

@@ -18,14 +18,15 @@ type Conclusion struct {
 
 const notMeasured = "not measured"
 
-// Seed studies, by file in /work/shared/seeds.
+// Seed studies, by file in /work/shared/seeds; their titles (English and
+// original) are in bench/seeds.
 const (
-	seedJK    = "Kafka 学习(3) 测试" // 000: the Jay Kreps style study
-	seed09    = "kafka0.9.0.1 生产消费性能测试"
-	seedTune  = "kafka性能调优解密(一) Broker端"
-	seedK8s   = "K8s 不同存储 Kafka benchmark"
-	seedARM   = "arm 平台 kafka 性能测试"
-	tolerance = 15.0 // % within which "no effect" holds
+	seedJK    = "seed 000" // Kafka study (3): tests, the Jay Kreps style study
+	seed09    = "seed 001" // Kafka 0.9.0.1 produce and consume performance test
+	seedK8s   = "seed 002" // Kafka benchmark on Kubernetes with different storage
+	seedTune  = "seed 003" // Kafka performance tuning explained (1): the broker
+	seedARM   = "seed 004" // Kafka performance test on ARM servers
+	tolerance = 15.0       // % within which "no effect" holds
 )
 
 // pctChange is (b/a - 1) in percent.

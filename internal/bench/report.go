@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"slices"
@@ -201,6 +200,9 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	if r.Interrupted {
 		fmt.Fprint(w, " **Interrupted: only finished points are listed.**")
 	}
+	for _, sc := range r.Scaling {
+		fmt.Fprintf(w, "\n\nScaled down for this host: %s", sc)
+	}
 	fmt.Fprint(w, "\n\n## Seed conclusions\n\n")
 	rows := [][]string{{"seed", "conclusion", "this run"}}
 	for _, c := range Conclusions(r) {
@@ -216,9 +218,42 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 		for _, note := range r.notes(s) {
 			fmt.Fprintf(w, "Note: %s\n\n", note)
 		}
+		for _, f := range SeedFiguresOf(r.Seeds, s.Name) {
+			if f.Statement != "" && !f.Numeric() {
+				fmt.Fprintf(w, "Seed %s, %s (%s): %s\n\n", f.Study.ID, f.Section, f.OriginalSection, strings.TrimSpace(f.Statement))
+			}
+		}
+		if cmp, ok := r.compareSeeds(s); ok {
+			fmt.Fprint(w, "This run beside the seeds' figures:\n\n")
+			for _, f := range cmp.figures {
+				fmt.Fprintf(w, "- %s: %s (%s); %s.\n", f.Label(), f.Section, f.OriginalSection, f.Setup)
+			}
+			fmt.Fprintln(w)
+			writeMDTable(w, r.seedTable(s, cmp))
+			fmt.Fprint(w, "\nThis run:\n\n")
+		}
 		writeMDTable(w, r.table(s))
 	}
+	if len(r.Seeds) > 0 {
+		fmt.Fprint(w, "\n## Seed studies\n\n")
+		rows := [][]string{{"seed", "title", "original title", "Kafka", "measured on"}}
+		for _, st := range r.Seeds {
+			rows = append(rows, []string{st.ID, st.Title, st.OriginalTitle, st.Kafka, st.Hardware})
+		}
+		rows = append(rows, []string{"this run", "silkworm bench, " + r.Profile + " profile", "", "Silkworm", r.Cluster + "; " + r.Host})
+		writeMDTable(w, rows)
+	}
 	return nil
+}
+
+// numericValues reports whether every value is a number.
+func numericValues(vs []string) bool {
+	for _, v := range vs {
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return false
+		}
+	}
+	return len(vs) > 0
 }
 
 func detailSep(d string) string {
@@ -250,7 +285,9 @@ func (r *Results) charts(s *Scenario) []chartData {
 	}
 	var out []chartData
 	for _, cs := range specs {
-		cd := chartData{Title: cs.Title, YLabel: cs.YLabel, Bars: cs.Bars}
+		// Sweeps of numbers are lines; bars only for named categories
+		// (codecs).
+		cd := chartData{Title: cs.Title, YLabel: cs.YLabel, Bars: cs.Bars && !numericValues(s.Sweep.Values)}
 		if cd.YLabel == "" && len(cs.Metrics) > 0 {
 			cd.YLabel = cs.Metrics[0]
 		}
@@ -354,77 +391,4 @@ func shortMetric(m string) string {
 		}
 	}
 	return m
-}
-
-// WriteHTML writes a self-contained report: inline CSS and SVG, no
-// scripts, no external resources.
-func (r *Results) WriteHTML(w io.Writer) error {
-	e := html.EscapeString
-	fmt.Fprintf(w, `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>silkworm bench — %s</title>
-<style>
-body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:13px}
-th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}
-th{background:#f3f3f3}
-td:first-child,th:first-child{text-align:left}
-.yes{color:#17702a;font-weight:bold}.no{color:#b02020;font-weight:bold}.nm{color:#777}
-.charts{display:flex;flex-wrap:wrap;gap:1em}
-.note{color:#666;font-size:13px}
-</style></head><body>
-`, e(r.Profile))
-	fmt.Fprintf(w, "<h1>silkworm bench — %s profile</h1>\n<p>Cluster: %s. Host: %s. Started %s, took %s.</p>\n",
-		e(r.Profile), e(r.Cluster), e(r.Host), e(r.Started.Format("2006-01-02 15:04:05")), e(r.Finished.Sub(r.Started).Round(1e9).String()))
-	if r.Interrupted {
-		fmt.Fprint(w, "<p><b>Interrupted: only finished points are listed.</b></p>\n")
-	}
-	fmt.Fprint(w, "<h2>Seed conclusions</h2>\n<table><tr><th>seed</th><th>conclusion</th><th>this run</th></tr>\n")
-	for _, c := range Conclusions(r) {
-		class := "nm"
-		switch {
-		case strings.HasPrefix(c.Verdict, "yes"):
-			class = "yes"
-		case strings.HasPrefix(c.Verdict, "no"):
-			class = "no"
-		}
-		fmt.Fprintf(w, "<tr><td>%s</td><td>%s</td><td><span class=%q>%s</span>%s</td></tr>\n", e(c.Seed), e(c.Claim), class, e(c.Verdict), e(detailSep(c.Detail)))
-	}
-	fmt.Fprint(w, "</table>\n<h2>Contents</h2>\n<ul>\n")
-	for _, s := range r.Scenarios {
-		fmt.Fprintf(w, "<li><a href=\"#%s\">%s</a></li>\n", e(s.Name), e(s.Title))
-	}
-	fmt.Fprint(w, "</ul>\n")
-	for _, s := range r.Scenarios {
-		fmt.Fprintf(w, "<h2 id=%q>%s <small><code>%s</code></small></h2>\n", s.Name, e(s.Title), e(s.Name))
-		fmt.Fprintf(w, "<p>%s %s</p>\n", e(seedPrefix(s.Seed)), e(strings.TrimSpace(s.Description)))
-		for _, n := range r.notes(s) {
-			fmt.Fprintf(w, "<p class=\"note\">Note: %s</p>\n", e(n))
-		}
-		fmt.Fprint(w, "<div class=\"charts\">\n")
-		for _, c := range r.charts(s) {
-			fmt.Fprintln(w, c.svg())
-		}
-		fmt.Fprint(w, "</div>\n<table>\n")
-		for i, row := range r.table(s) {
-			cell := "td"
-			if i == 0 {
-				cell = "th"
-			}
-			fmt.Fprint(w, "<tr>")
-			for _, c := range row {
-				fmt.Fprintf(w, "<%s>%s</%s>", cell, e(c), cell)
-			}
-			fmt.Fprint(w, "</tr>\n")
-		}
-		fmt.Fprint(w, "</table>\n")
-	}
-	_, err := fmt.Fprint(w, "</body></html>\n")
-	return err
-}
-
-func seedPrefix(seed string) string {
-	if seed == "" {
-		return ""
-	}
-	return "Seed: " + seed + "."
 }

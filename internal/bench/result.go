@@ -131,6 +131,12 @@ type Results struct {
 	Interrupted bool          `json:"interrupted,omitempty"`
 	Scenarios   []*Scenario   `json:"scenarios"`
 	Points      []PointResult `json:"points"`
+	// Scaling says how the full profile was scaled down to fit this
+	// host's disk or the time budget (empty when it was not).
+	Scaling []string `json:"scaling,omitempty"`
+	// Seeds are the seed studies' published figures the report puts
+	// beside this run's.
+	Seeds []*SeedStudy `json:"seeds,omitempty"`
 }
 
 // ResultsVersion is the JSON format version.
@@ -215,6 +221,11 @@ func ReadResults(path string) (*Results, error) {
 	if r.Version != ResultsVersion {
 		return nil, fmt.Errorf("results %s: format version %d, want %d", path, r.Version, ResultsVersion)
 	}
+	for _, st := range r.Seeds {
+		for i := range st.Figures {
+			st.Figures[i].Study = st
+		}
+	}
 	return &r, nil
 }
 
@@ -257,6 +268,12 @@ func (r *Results) WriteCSV(w io.Writer) error {
 func writeFileAtomic(path string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
 	if err != nil {
+		return err
+	}
+	// CreateTemp makes 0600 files; a report is for others to read too.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
 		return err
 	}
 	if err := write(tmp); err != nil {

@@ -43,6 +43,11 @@ type Options struct {
 	// OnPoint is called with the results so far after each point (to
 	// save them as the run goes; Ctrl-C keeps what finished).
 	OnPoint func(*Results)
+	// Seeds are the seed studies' figures the report shows beside this
+	// run's (LoadSeeds of bench/seeds); nil leaves them out.
+	Seeds []*SeedStudy
+	// Limits are what the full profile is fitted to (see fitToHost).
+	Limits HostLimits
 }
 
 // DefaultOptions runs the quick profile on an embedded cluster.
@@ -97,6 +102,7 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		Started: time.Now(),
 		Profile: opts.Profile.Name,
 		Host:    fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU()),
+		Seeds:   opts.Seeds,
 	}
 	if h, err := os.Hostname(); err == nil {
 		res.Host = h + ", " + res.Host
@@ -112,23 +118,17 @@ func Run(ctx context.Context, opts Options) (*Results, error) {
 		res.Cluster = fmt.Sprintf("embedded silkworm (1 to %d brokers, as each scenario asks)", MaxEmbeddedBrokers)
 	}
 
-	type planned struct {
-		s      *Scenario
-		points []Point
+	plan, err := planRun(opts)
+	if err != nil {
+		return nil, err
 	}
-	var plan []planned
+	if opts.Profile.Name == ProfileFull.Name {
+		res.Scaling = fitToHost(plan, opts.Limits)
+	}
 	total := 0
-	for _, s := range opts.Scenarios {
-		if len(opts.Only) > 0 && !slices.Contains(opts.Only, s.Name) {
-			continue
-		}
-		pts, err := s.Points(opts.Profile)
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
-		}
-		plan = append(plan, planned{s, pts})
-		res.Scenarios = append(res.Scenarios, s)
-		for _, p := range pts {
+	for _, pl := range plan {
+		res.Scenarios = append(res.Scenarios, pl.s)
+		for _, p := range pl.points {
 			total += p.Spec.Repetitions
 		}
 	}
