@@ -68,6 +68,7 @@ type topicState struct {
 	id         metadata.TopicID
 	cfg        config.Topic
 	partitions []*partition.Partition
+	metrics    *topicMetrics // BrokerTopicMetrics, kept across replacements (metrics.go)
 }
 
 // Broker is one Silkworm broker. Create it with New, run it with Start,
@@ -116,6 +117,8 @@ type Broker struct {
 	fs            storage.FS              // WithStorageFS; the OS by default
 	net           Network                 // WithNetwork; nil: the real network
 	killed        atomic.Bool             // Kill: stop without a controlled shutdown
+	closeOnce     sync.Once               // Close runs once (Start closes a broker it could not start)
+	closeErr      error
 	// failedAuth counts failed authentications (TLS handshakes, SASL).
 	failedAuth atomic.Int64
 
@@ -353,8 +356,14 @@ func (b *Broker) ListenerAddr(name string) string {
 //
 // In a cluster it first asks the controller to move leadership away
 // (controlled shutdown), so producers and consumers fail over before the
-// broker stops answering.
+// broker stops answering. Calls after the first return the first's error.
 func (b *Broker) Close() error {
+	b.closeOnce.Do(func() { b.closeErr = b.close() })
+	return b.closeErr
+}
+
+// close is Close's body; it runs once.
+func (b *Broker) close() error {
 	b.closeHTTP()
 	if _, ok := b.controller(); ok && b.srv != nil && !b.killed.Load() {
 		// Bounded like Kafka's controlled.shutdown retries: without a
@@ -464,6 +473,7 @@ func (b *Broker) applyImage(im *metadata.Image) error {
 			ts.partitions = slices.Clone(old.partitions)
 		}
 		b.topics[name] = ts
+		ts.metrics = b.metrics.topic(name)
 		scfg := storageConfig(tc)
 		for _, p := range ts.partitions {
 			if p != nil {
@@ -531,6 +541,7 @@ func (b *Broker) applyImage(im *metadata.Image) error {
 
 func (b *Broker) deleteTopicLocked(ts *topicState) {
 	delete(b.topics, ts.name)
+	b.metrics.removeTopic(ts.name)
 	for _, p := range ts.partitions {
 		if p == nil {
 			continue

@@ -273,6 +273,7 @@ func (m *isrManager) alter(p *partition.Partition, isr []int32, why string) bool
 		return false
 	}
 	m.b.log.Info("ISR changed", "partition", p.String(), "change", why, "isr", res.ISR, "partition_epoch", res.PartitionEpoch)
+	m.b.metrics.isrChanged(why)
 	if p.LeaderEpoch() == res.LeaderEpoch {
 		p.SetISR(res.ISR, res.PartitionEpoch)
 	}

@@ -1,6 +1,10 @@
 package broker
 
-// Fetch: v4-18
+// Fetch: v0-18
+//
+// v0-v3 read the legacy message formats: their answers are converted from
+// the stored batches (fetchlegacy.go); v0 has no throttle time, v0-v3 no
+// last stable offset nor aborted transactions.
 //
 // Record data is never decoded: each partition's answer is a byte range of
 // whole batches in one segment file, written to the socket with sendfile.
@@ -55,7 +59,7 @@ import (
 	"github.com/silkworm/silkworm/internal/wire"
 )
 
-func init() { register(kmsg.Fetch, 4, 18, handleFetch) }
+func init() { register(kmsg.Fetch, 0, 18, handleFetch) }
 
 // fetchPart is the answer for one partition.
 type fetchPart struct {
@@ -65,6 +69,7 @@ type fetchPart struct {
 	lastStable       int64
 	logStart         int64
 	read             storage.ReadResult
+	legacy           []byte // v0-v3: converted message set, sent instead of read
 	hasData          bool
 	aborted          []storage.AbortedTxn // read_committed only
 	currentLeader    int32
@@ -296,6 +301,8 @@ func (b *Broker) readFetchPartition(req *kmsg.FetchRequest, rp *fetchPartReq, ts
 		fp.errorCode = kerr.UnknownLeaderEpoch.Code
 	case rp.fetchOffset < fp.logStart || rp.fetchOffset > p.Log.LogEndOffset():
 		fp.errorCode = kerr.OffsetOutOfRange.Code
+	case req.Version < 4:
+		return b.readFetchLegacy(req, rp, ts, p, fp, maxBytes, total) // fetchlegacy.go
 	case rp.fetchOffset >= upTo.Offset:
 		// nothing to read yet
 	default:
@@ -391,7 +398,9 @@ func encodeFetchSession(r *request, errorCode int16, sessionID int32, topics []f
 	flexible := v >= 12
 	resp := wire.NewResponse(r.hdr.CorrelationID, flexible)
 	buf := resp.Tail()
-	buf = kbin.AppendInt32(buf, 0) // throttle
+	if v >= 1 {
+		buf = kbin.AppendInt32(buf, 0) // throttle
+	}
 	if v >= 7 {
 		buf = kbin.AppendInt16(buf, errorCode)
 		buf = kbin.AppendInt32(buf, sessionID)
@@ -410,14 +419,17 @@ func encodeFetchSession(r *request, errorCode int16, sessionID int32, topics []f
 			buf = kbin.AppendInt32(buf, p.partition)
 			buf = kbin.AppendInt16(buf, p.errorCode)
 			buf = kbin.AppendInt64(buf, p.highWatermark)
-			buf = kbin.AppendInt64(buf, p.lastStable)
+			if v >= 4 {
+				buf = kbin.AppendInt64(buf, p.lastStable)
+			}
 			if v >= 5 {
 				buf = kbin.AppendInt64(buf, p.logStart)
 			}
-			// aborted transactions: null unless read_committed found some
-			if flexible {
+			// aborted transactions (v4+): null unless read_committed found some
+			switch {
+			case flexible:
 				buf = kbin.AppendCompactNullableArrayLen(buf, len(p.aborted), p.aborted == nil)
-			} else {
+			case v >= 4:
 				buf = kbin.AppendNullableArrayLen(buf, len(p.aborted), p.aborted == nil)
 			}
 			for _, a := range p.aborted {
@@ -431,6 +443,9 @@ func encodeFetchSession(r *request, errorCode int16, sessionID int32, topics []f
 				buf = kbin.AppendInt32(buf, -1) // preferred read replica
 			}
 			size := p.read.Size
+			if p.legacy != nil {
+				size = int64(len(p.legacy))
+			}
 			if !p.hasData {
 				size = 0
 			}
@@ -439,7 +454,9 @@ func encodeFetchSession(r *request, errorCode int16, sessionID int32, topics []f
 			} else {
 				buf = kbin.AppendInt32(buf, int32(size))
 			}
-			if size > 0 {
+			if size > 0 && p.legacy != nil {
+				buf = append(buf, p.legacy...)
+			} else if size > 0 {
 				resp.SetTail(buf)
 				resp.AppendFile(p.read.File, p.read.Pos, size)
 				buf = resp.Tail()
@@ -492,6 +509,7 @@ func encodeFetchSession(r *request, errorCode int16, sessionID int32, topics []f
 // (a full fetch creates none).
 func (b *Broker) respondFetch(r *request, fc *fetchContext, topics []fetchTopic, replicaID int32) {
 	sel, code, sid := fc.response(topics)
+	b.metrics.fetchRead(topics)
 	resp := encodeFetchSession(r, code, sid, sel, b.fetchCurrentLeaders(r, sel)...)
 	at := 8 // size, correlation id: where the body starts
 	if r.hdr.APIVersion >= 12 {
@@ -505,7 +523,9 @@ func (b *Broker) respondFetch(r *request, fc *fetchContext, topics []fetchTopic,
 			r.c.mute(now.Add(d))
 			code, sid := fc.throttled()
 			resp = encodeFetchSession(r, code, sid, nil)
-			binary.BigEndian.PutUint32(resp.Chunks[0].Bytes[at:], uint32(d/time.Millisecond))
+			if r.hdr.APIVersion >= 1 { // v0 has no throttle time
+				binary.BigEndian.PutUint32(resp.Chunks[0].Bytes[at:], uint32(d/time.Millisecond))
+			}
 			r.respondRaw(resp)
 			return
 		}
@@ -515,6 +535,7 @@ func (b *Broker) respondFetch(r *request, fc *fetchContext, topics []fetchTopic,
 			binary.BigEndian.PutUint32(resp.Chunks[0].Bytes[at+4+2:], uint32(id))
 		}
 	}
+	b.metrics.fetchSent(r, sel, replicaID)
 	r.respondRaw(resp)
 }
 

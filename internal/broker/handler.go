@@ -21,6 +21,7 @@ type request struct {
 	size      int                // frame bytes, for quotas
 	principal security.Principal // who sent it (the connection's, when it was read)
 	received  time.Time
+	times     requestTimes  // phases for the request metrics (metrics_request.go)
 	handled   chan struct{} // closed once answered (or known to need no answer)
 	once      sync.Once
 }
@@ -30,12 +31,14 @@ type request struct {
 func (r *request) respond(resp kmsg.Response) {
 	resp.SetVersion(r.hdr.APIVersion)
 	flexible := resp.IsFlexible() && r.hdr.APIKey != kmsg.ApiVersions.Int16()
+	r.countErrors(resp)
 	r.respondRaw(wire.EncodeResponse(r.hdr.CorrelationID, flexible, resp))
 }
 
 // respondRaw queues an already encoded response.
 func (r *request) respondRaw(resp *wire.Response) {
 	r.once.Do(func() {
+		r.answered(resp)
 		r.c.send(resp)
 		close(r.handled)
 	})
@@ -48,7 +51,9 @@ func (r *request) respondAndClose(resp kmsg.Response) {
 	resp.SetVersion(r.hdr.APIVersion)
 	flexible := resp.IsFlexible() && r.hdr.APIKey != kmsg.ApiVersions.Int16()
 	enc := wire.EncodeResponse(r.hdr.CorrelationID, flexible, resp)
+	r.countErrors(resp)
 	r.once.Do(func() {
+		r.answered(enc)
 		r.c.closeAfter = true
 		r.c.send(enc)
 		r.c.send(nil)
@@ -58,13 +63,17 @@ func (r *request) respondAndClose(resp kmsg.Response) {
 
 // respondNone finishes a request that gets no response (acks=0 produce).
 func (r *request) respondNone() {
-	r.once.Do(func() { close(r.handled) })
+	r.once.Do(func() {
+		r.answeredNone()
+		close(r.handled)
+	})
 }
 
 // closeConn finishes a request by closing its connection, as Kafka does
 // for an acks=0 produce that failed.
 func (r *request) closeConn() {
 	r.once.Do(func() {
+		r.answeredNone()
 		r.c.shutdown() // before readLoop may read another frame
 		close(r.handled)
 	})
@@ -107,6 +116,8 @@ func errUnsupportedVersion(h wire.RequestHeader) error {
 
 // handle runs the handler of a request on an io goroutine.
 func (b *Broker) handle(r *request) {
+	b.metrics.dequeued(r)
+	defer b.metrics.handlerReturned(r)
 	defer func() {
 		if p := recover(); p != nil {
 			b.log.Error("handler panic; closing connection", "api", kmsg.NameForKey(r.hdr.APIKey), "panic", p)

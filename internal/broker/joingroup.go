@@ -43,5 +43,8 @@ func handleJoinGroup(b *Broker, r *request) {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	b.groups.JoinGroup(req, r.hdr.ClientID, "/"+host, func(resp *kmsg.JoinGroupResponse) { r.respond(resp) })
+	b.groups.JoinGroup(req, r.hdr.ClientID, "/"+host, func(resp *kmsg.JoinGroupResponse) {
+		b.metrics.classicRebalanced(resp.ErrorCode, resp.MemberID, resp.LeaderID)
+		r.respond(resp)
+	})
 }

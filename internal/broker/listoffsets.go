@@ -1,6 +1,18 @@
 package broker
 
-// ListOffsets: v1-11
+// ListOffsets: v0-11
+//
+// v0 (clients before 0.10.1) asks for up to max_num_offsets offsets
+// "before" a timestamp and gets a descending list (old_style_offsets), as
+// Kafka 2.8's legacyFetchOffsetsBefore answered it: latest (-1) is the
+// high watermark followed by the log start offset, earliest (-2) the log
+// start offset. Kafka listed one offset per segment (its base offset,
+// dated by the segment file's modification time) plus the log end; this
+// log exposes no segment list, so the log is taken as one segment: a
+// timestamp in the past answers the log start offset when every record is
+// at or before it (Kafka: the segment was last modified before it) and
+// nothing otherwise, one at or after now answers as latest. For one
+// segment, the common case, that is Kafka's answer.
 //
 // Timestamps: -1 latest (the high watermark, or the last stable offset
 // under read_committed), -2
@@ -24,14 +36,17 @@ package broker
 // offset not found answers timestamp, offset and leader epoch -1.
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/silkworm/silkworm/internal/partition"
 	"github.com/silkworm/silkworm/internal/record"
 	"github.com/silkworm/silkworm/internal/storage"
 )
 
-func init() { register(kmsg.ListOffsets, 1, 11, handleListOffsets) }
+func init() { register(kmsg.ListOffsets, 0, 11, handleListOffsets) }
 
 func handleListOffsets(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.ListOffsetsRequest)
@@ -46,6 +61,7 @@ func handleListOffsets(b *Broker, r *request) {
 			seen[topicPartition{rt.Topic, rp.Partition}]++
 		}
 	}
+	var err error
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
@@ -82,6 +98,15 @@ func handleListOffsets(b *Broker, r *request) {
 				continue
 			}
 			epoch := p.LeaderEpoch()
+			if r.hdr.APIVersion == 0 {
+				if req.ReplicaID >= 0 {
+					sp.ErrorCode = kerr.NotLeaderForPartition.Code
+				} else if sp.OldStyleOffsets, err = listOffsetsV0(p, rp.Timestamp, rp.MaxNumOffsets); err != nil {
+					sp.ErrorCode = errorCode(err)
+				}
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			switch {
 			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < epoch:
 				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
@@ -145,7 +170,7 @@ var listOffsetsMinVersion = map[int64]int16{-1: 1, -2: 1, -3: 7, -4: 8, -5: 9, -
 // listOffsetsTimestampUnsupported reports whether a negative timestamp is
 // no sentinel, or one the request's version does not have.
 func listOffsetsTimestampUnsupported(ts int64, version int16) bool {
-	if ts >= 0 {
+	if ts >= 0 || version == 0 { // v0 takes any timestamp (listOffsetsV0)
 		return false
 	}
 	first, ok := listOffsetsMinVersion[ts]
@@ -185,4 +210,32 @@ func (b *Broker) offsetForTimestamp(l *storage.Log, ts, hw int64) (int64, int64,
 		}
 	}
 	return base, maxTS, nil
+}
+
+// listOffsetsV0 answers a ListOffsets v0 partition: up to maxNum offsets
+// before timestamp ts, newest first (see the header).
+func listOffsetsV0(p *partition.Partition, ts int64, maxNum int32) ([]int64, error) {
+	hw, start := p.HighWatermark(), p.Log.LogStartOffset()
+	var offsets []int64
+	switch {
+	case ts == -1 || ts >= time.Now().UnixMilli():
+		offsets = append(offsets, hw)
+		if start < hw {
+			offsets = append(offsets, start)
+		}
+	case ts == -2:
+		offsets = append(offsets, start)
+	default:
+		off, maxTS, _, err := p.Log.MaxTimestamp()
+		if err != nil {
+			return nil, err
+		}
+		if off < 0 || maxTS <= ts {
+			offsets = append(offsets, start) // the only "segment" is older than ts
+		}
+	}
+	if len(offsets) > int(max(maxNum, 0)) {
+		offsets = offsets[:max(maxNum, 0)]
+	}
+	return offsets, nil
 }

@@ -1,13 +1,27 @@
 package broker
 
-// Produce: v3-13
+// Produce: v0-13
 //
-// Each partition must carry exactly one v2 record batch (Kafka's rule for
-// v3+). The batch is validated (structure, CRC-32C, codec, record framing;
-// compressed batches are decompressed under a size cap to check their
-// records) and stored as sent: only base offset and partition leader epoch
-// are patched, and for LogAppendTime topics the timestamp type and max
-// timestamp (the CRC is then recomputed). acks=0 gets no response; a failed
+// v0-v2 are the versions of clients before Kafka 0.11, which write
+// message format v0 (Produce v0-v1) or v1 (v2). As Kafka 2.8/3.x with
+// the v2 message format, the broker validates such a legacy message set
+// and converts it to one v2 batch (record.UpConvert: CRC-32, magic, codecs
+// incl. xerial snappy and the magic 0 lz4 header checksum, wrapper rules,
+// the message.timestamp.* window for magic 1 CreateTime), compressed with
+// the topic's compression.type or the producer's codec, which then takes
+// the v2 path below. Kafka does not tie the magic to the version below v3,
+// so v0-v2 may also carry one v2 batch; v0-v2 with no records append
+// nothing and answer base offset -1 without error, as Kafka. No request
+// needs ApiVersions before it. zstd in a legacy set is INVALID_RECORD
+// (Kafka's legacy record iterator refuses it so).
+//
+// From v3 each partition must carry exactly one v2 record batch (Kafka's
+// ProduceRequest.validateRecords, in 2.8/3.x too: a legacy message set in
+// v3+ is INVALID_RECORD). The batch is validated (structure, CRC-32C,
+// codec, record framing; compressed batches are decompressed under a size
+// cap to check their records) and stored as sent: only base offset and
+// partition leader epoch are patched, and for LogAppendTime topics the
+// timestamp type and max timestamp (the CRC is then recomputed). acks=0 gets no response; a failed
 // acks=0 produce closes the connection, as Kafka does. acks=-1 on a single
 // node is satisfied by the local append (the ISR is the leader alone).
 //
@@ -50,19 +64,21 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/silkworm/silkworm/internal/config"
 	"github.com/silkworm/silkworm/internal/metadata"
 	"github.com/silkworm/silkworm/internal/partition"
 	"github.com/silkworm/silkworm/internal/quota"
 	"github.com/silkworm/silkworm/internal/record"
 )
 
-func init() { register(kmsg.Produce, 3, 13, handleProduce) }
+func init() { register(kmsg.Produce, 0, 13, handleProduce) }
 
 func handleProduce(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.ProduceRequest)
@@ -124,6 +140,7 @@ func (b *Broker) produce(r *request, req *kmsg.ProduceRequest) {
 				continue
 			}
 			sp, w := b.producePartition(ts, req, name, &rp, verified[name][rp.Partition])
+			b.metrics.produced(ts, rp.Records, sp.ErrorCode)
 			if sp.ErrorCode != 0 {
 				failed = true
 			}
@@ -246,6 +263,20 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 		return fail(kerr.NotLeaderForPartition.Code, "")
 	}
 	batch := rp.Records
+	if req.Version < 3 {
+		var code int16
+		var msg string
+		if batch, code, msg = upconvertProduce(&ts.cfg, batch); code != 0 {
+			return fail(code, msg)
+		}
+		if batch == nil { // no records: nothing appended, as Kafka
+			sp.BaseOffset, sp.LogStartOffset = -1, p.Log.LogStartOffset()
+			return sp, produceWait{}
+		}
+		// The caller's metrics count the records of rp.Records: give
+		// them the v2 batch (rp is the caller's copy, not the request's).
+		rp.Records = batch
+	}
 	if code, msg := checkOneBatch(batch); code != 0 {
 		return fail(code, msg)
 	}
@@ -425,6 +456,52 @@ func (b *Broker) waitProduce(r *request, req *kmsg.ProduceRequest, resp *kmsg.Pr
 			return
 		}
 	}
+}
+
+// upconvertProduce prepares the records of a Produce v0-v2 partition for
+// the v2 path: a legacy message set is validated and converted to one v2
+// batch (record.UpConvert) with the topic's codec (the producer's for
+// compression.type "producer", Kafka's targetCompression) and the topic's
+// timestamp rules; a v2 batch is returned as it is; no records at all give
+// nil. A refused set gives a Kafka error code and message.
+func upconvertProduce(cfg *config.Topic, records []byte) ([]byte, int16, string) {
+	if len(records) == 0 {
+		return nil, 0, ""
+	}
+	if len(records) > record.OffsetMagic && records[record.OffsetMagic] == record.MagicV2 {
+		return records, 0, ""
+	}
+	target, ok := record.ParseCompression(cfg.CompressionType)
+	// Uncompressed v2 records are smaller than legacy messages: one
+	// allocation holds the batch.
+	dst := make([]byte, 0, record.HeaderSize+len(records))
+	batch, _, err := record.UpConvert(dst, records, record.UpConvertOptions{
+		KeepCompression:      !ok,
+		Compression:          target,
+		MaxMessageBytes:      cfg.MaxMessageBytes,
+		MaxUncompressedBytes: maxUncompressed(int32(cfg.MaxMessageBytes)),
+		LogAppendTime:        cfg.MessageTimestampType == "LogAppendTime",
+		Now:                  time.Now().UnixMilli(),
+		TimestampBeforeMaxMs: timestampWindow(cfg.MessageTimestampBeforeMaxMs, cfg.MessageTimestampDifferenceMaxMs),
+		TimestampAfterMaxMs:  timestampWindow(cfg.MessageTimestampAfterMaxMs, cfg.MessageTimestampDifferenceMaxMs),
+	})
+	switch {
+	case errors.Is(err, record.ErrInvalidTimestamp):
+		return nil, kerr.InvalidTimestamp.Code, err.Error()
+	case err != nil:
+		return nil, errorCode(err), err.Error()
+	}
+	return batch, 0, ""
+}
+
+// timestampWindow is Kafka's effective message.timestamp.before.max.ms (or
+// after.max.ms): the deprecated message.timestamp.difference.max.ms while
+// the newer key keeps its default (LogConfig, Kafka 3.6+).
+func timestampWindow(ms, differenceMs int64) int64 {
+	if ms == math.MaxInt64 {
+		return differenceMs
+	}
+	return ms
 }
 
 // legacyRecordOverheadV0 is the smallest size a batch (a v0 message) can

@@ -120,6 +120,7 @@ func (s *server) acceptLoop(bl *boundListener) {
 		s.mu.Lock()
 		s.conns[c] = struct{}{}
 		s.mu.Unlock()
+		s.b.metrics.connectionCreated(bl.sec.name)
 		s.goTracked(c.writeLoop)
 		s.goTracked(c.readLoop)
 	}
@@ -167,6 +168,7 @@ type conn struct {
 	closeAfter  bool          // the last response is queued: close once it is written
 	written     chan struct{} // writeLoop signals each response written
 	batch       *batchConn    // under the TLS connection: one write per response
+	timing      timingQueue   // queued responses' requests, for request metrics (metrics_request.go)
 
 	out  chan *wire.Response // responses, in request order
 	done chan struct{}       // closed when the connection is finished
@@ -180,6 +182,7 @@ func (c *conn) shutdown() {
 		c.s.mu.Lock()
 		delete(c.s.conns, c)
 		c.s.mu.Unlock()
+		c.s.b.metrics.connectionClosed(c.ls.name)
 	})
 }
 
@@ -458,6 +461,7 @@ func (c *conn) decode(frame []byte) (*request, error) {
 		return nil, net.ErrClosed
 	}
 	defer func() { <-c.s.netSlots }()
+	defer c.s.b.metrics.networkBusySince(nanotime())
 	hdr, err := wire.ParseHeaderPrefix(frame)
 	if err != nil {
 		return nil, err
@@ -498,6 +502,7 @@ func (c *conn) writeLoop() {
 			if resp == nil {
 				return
 			}
+			sent := c.responseDequeued(resp)
 			if c.batch != nil {
 				c.batch.begin()
 			}
@@ -508,6 +513,7 @@ func (c *conn) writeLoop() {
 			if err != nil {
 				return
 			}
+			sent.written()
 			select {
 			case c.written <- struct{}{}:
 			default:
