@@ -10,12 +10,15 @@ cd "$root"
 
 step() { printf '==> %s\n' "$*"; }
 
-# --- Debian packages: kcat, kafka-python (for /usr/bin/python3), node + npm.
+# --- Debian packages: kcat, kafka-python (for /usr/bin/python3), node + npm,
+# chromium (the web console's browser tests, internal/console; under CI=true
+# they fail without it).
 missing=()
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 /usr/bin/python3 -c 'import kafka' >/dev/null 2>&1 || missing+=(python3-kafka)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if ((${#missing[@]} > 0)); then
 	sudo=()
 	if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
