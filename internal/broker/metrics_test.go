@@ -370,6 +370,20 @@ func TestMetricsBytesRejected(t *testing.T) {
 	}
 }
 
+// Every log flush is timed: with flush.messages=1 each produce flushes.
+func TestMetricsLogFlush(t *testing.T) {
+	tb := newTestBroker(t)
+	ctx := testCtx(t)
+	one := "1"
+	tb.createTopic(ctx, "flushed", 1, map[string]*string{"flush.messages": &one})
+	before, _ := gather(t, tb.b.Metrics()).value("kafka_log_logflushstats_logflushrateandtimems")
+	tb.produce(ctx, "flushed", 0, 3)
+	after := gather(t, tb.b.Metrics()).must(t, "kafka_log_logflushstats_logflushrateandtimems")
+	if after < before+1 {
+		t.Errorf("log flushes counted %v → %v after producing to a flush.messages=1 topic", before, after)
+	}
+}
+
 // codeCount counts error codes by code.
 type codeCount map[int16]int
 

@@ -128,6 +128,11 @@ type ManagerConfig struct {
 	CleanerThreads          int
 	CleanerBackoffMs        int64
 	CleanerDedupeBufferSize int64
+
+	// OnFlush, when set, is called after each log flush that synced
+	// something, with how long the flush took (Kafka's
+	// LogFlushRateAndTimeMs). It must not block.
+	OnFlush func(time.Duration)
 }
 
 // DefaultManagerConfig returns Kafka's defaults for a single log dir.

@@ -63,6 +63,7 @@ type ReadResult struct {
 type logHooks struct {
 	logStartChanged func(*Log) // called without the log's mu held
 	offline         func(*Log)
+	flushed         func(time.Duration) // ManagerConfig.OnFlush; may be nil
 }
 
 // Log is one partition replica's log: a list of segments.
@@ -690,6 +691,7 @@ func (l *Log) writeSnapshotLocked(offset int64) {
 // and moves the recovery point to the log end offset seen at the start.
 // Appends continue while the fsync runs. A failure takes the log offline.
 func (l *Log) Flush() error {
+	start := time.Now()
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.Lock()
@@ -735,6 +737,9 @@ func (l *Log) Flush() error {
 	}
 	l.lastFlush = l.clock()
 	l.mu.Unlock()
+	if l.hooks.flushed != nil && (len(todo) > 0 || syncDir) {
+		l.hooks.flushed(time.Since(start))
+	}
 	return nil
 }
 

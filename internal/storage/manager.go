@@ -205,6 +205,7 @@ func (m *Manager) hooksFor(d *logDir) logHooks {
 			}
 		},
 		offline: func(*Log) { d.offline.Store(true) },
+		flushed: m.cfg.OnFlush,
 	}
 }
 
