@@ -315,7 +315,7 @@ func (c *stateCollector) collectGroups(ch chan<- prometheus.Metric) {
 		return
 	}
 	stats := b.groups.Stats()
-	byProtocol := map[string]int{"classic": 0, "consumer": 0}
+	byProtocol := map[string]int{"classic": 0, "consumer": 0, "share": 0}
 	classic := map[string]int{}
 	consumer := map[string]int{}
 	offsets := 0
@@ -349,6 +349,9 @@ func (c *stateCollector) collectGroups(ch chan<- prometheus.Metric) {
 			gauge(ch, maxLagDesc, float64(maxLag), g.ID)
 			gauge(ch, sumLagDesc, float64(sumLag), g.ID)
 		}
+	}
+	if b.shares != nil && b.shares.coord != nil {
+		byProtocol["share"] = len(b.shares.coord.ListGroups())
 	}
 	for proto, n := range byProtocol {
 		gauge(ch, groupCountDesc, float64(n), proto)

@@ -384,6 +384,19 @@ func TestMetricsLogFlush(t *testing.T) {
 	}
 }
 
+// Share groups count in group_count under protocol "share".
+func TestMetricsShareGroupCount(t *testing.T) {
+	tb := newTestBroker(t, "offsets.topic.num.partitions=1")
+	ctx := testCtx(t)
+	tb.createTopic(ctx, "q", 1, nil)
+	if r := shareHeartbeat(t, ctx, tb.cl, "sg", "member-a", 0, "q"); r.ErrorCode != 0 {
+		t.Fatalf("ShareGroupHeartbeat: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	if v := gather(t, tb.b.Metrics()).must(t, "kafka_server_group_coordinator_metrics_group_count", "protocol=share"); v != 1 {
+		t.Errorf("group_count{share} = %v, want 1", v)
+	}
+}
+
 // codeCount counts error codes by code.
 type codeCount map[int16]int
 
