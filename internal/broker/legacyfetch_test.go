@@ -328,11 +328,11 @@ func TestListOffsetsV0(t *testing.T) {
 	tb.createTopic(ctx, "lo", 1, nil)
 	tb.produce(ctx, "lo", 0, 5)
 	c := dialRaw(t, tb.b.Addr())
-	ask := func(ts int64, maxNum int32) (int16, []int64) {
+	ask := func(topic string, ts int64, maxNum int32) (int16, []int64) {
 		req := kmsg.NewPtrListOffsetsRequest()
 		req.SetVersion(0)
 		rt := kmsg.NewListOffsetsRequestTopic()
-		rt.Topic = "lo"
+		rt.Topic = topic
 		rp := kmsg.NewListOffsetsRequestTopicPartition()
 		rp.Timestamp, rp.MaxNumOffsets = ts, maxNum
 		rt.Partitions = append(rt.Partitions, rp)
@@ -354,16 +354,37 @@ func TestListOffsetsV0(t *testing.T) {
 		{1 << 62, 5, "[5 0]"},     // the future: as latest
 		{-1 - (1 << 40), 5, "[]"}, // a negative timestamp: nothing before it
 	} {
-		code, offs := ask(tc.ts, tc.maxNum)
+		code, offs := ask("lo", tc.ts, tc.maxNum)
 		if code != 0 || fmt.Sprint(offs) != tc.want {
 			t.Errorf("ListOffsets v0 (%d, max %d): error %d, %v; want %s", tc.ts, tc.maxNum, code, offs, tc.want)
 		}
 	}
 	// A timestamp after every record but before now: the log start.
 	waitFor(t, "ListOffsets v0 just before now to answer the log start", func() bool {
-		_, offs := ask(timeNowMillis()-1, 3)
+		_, offs := ask("lo", timeNowMillis()-1, 3)
 		return fmt.Sprint(offs) == "[0]"
 	})
+
+	// One batch per segment: every segment's base offset, newest first,
+	// after the log end (the high watermark).
+	small := "100"
+	tb.createTopic(ctx, "segs", 1, map[string]*string{"segment.bytes": &small})
+	tb.produce(ctx, "segs", 0, 4)
+	for _, tc := range []struct {
+		ts     int64
+		maxNum int32
+		want   string
+	}{
+		{-1, 10, "[4 3 2 1 0]"},
+		{-1, 2, "[4 3]"},
+		{-2, 10, "[0]"},
+		{1 << 62, 3, "[4 3 2]"},
+	} {
+		code, offs := ask("segs", tc.ts, tc.maxNum)
+		if code != 0 || fmt.Sprint(offs) != tc.want {
+			t.Errorf("ListOffsets v0 on 4 segments (%d, max %d): error %d, %v; want %s", tc.ts, tc.maxNum, code, offs, tc.want)
+		}
+	}
 }
 
 func timeNowMillis() int64 { return time.Now().UnixMilli() }

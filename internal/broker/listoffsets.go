@@ -4,15 +4,14 @@ package broker
 //
 // v0 (clients before 0.10.1) asks for up to max_num_offsets offsets
 // "before" a timestamp and gets a descending list (old_style_offsets), as
-// Kafka 2.8's legacyFetchOffsetsBefore answered it: latest (-1) is the
-// high watermark followed by the log start offset, earliest (-2) the log
-// start offset. Kafka listed one offset per segment (its base offset,
-// dated by the segment file's modification time) plus the log end; this
-// log exposes no segment list, so the log is taken as one segment: a
-// timestamp in the past answers the log start offset when every record is
-// at or before it (Kafka: the segment was last modified before it) and
-// nothing otherwise, one at or after now answers as latest. For one
-// segment, the common case, that is Kafka's answer.
+// Kafka 2.8's fetchOffsetsBefore answered it: every segment's base offset
+// dated by its file's modification time, plus the log end dated now when
+// the active segment has data; latest (-1) starts from the newest entry,
+// earliest (-2) is the oldest, a timestamp starts from the newest entry
+// dated at or before it; up to max_num_offsets entries from there, newest
+// first. For a consumer (replica id -1) the offsets above the high
+// watermark give way to the high watermark, as in Kafka's
+// legacyFetchOffsetsForTimestamp.
 //
 // Timestamps: -1 latest (the high watermark, or the last stable offset
 // under read_committed), -2
@@ -101,7 +100,7 @@ func handleListOffsets(b *Broker, r *request) {
 			if r.hdr.APIVersion == 0 {
 				if req.ReplicaID >= 0 {
 					sp.ErrorCode = kerr.NotLeaderForPartition.Code
-				} else if sp.OldStyleOffsets, err = listOffsetsV0(p, rp.Timestamp, rp.MaxNumOffsets); err != nil {
+				} else if sp.OldStyleOffsets, err = listOffsetsV0(p, rp.Timestamp, rp.MaxNumOffsets, req.ReplicaID == -1); err != nil {
 					sp.ErrorCode = errorCode(err)
 				}
 				st.Partitions = append(st.Partitions, sp)
@@ -214,28 +213,41 @@ func (b *Broker) offsetForTimestamp(l *storage.Log, ts, hw int64) (int64, int64,
 
 // listOffsetsV0 answers a ListOffsets v0 partition: up to maxNum offsets
 // before timestamp ts, newest first (see the header).
-func listOffsetsV0(p *partition.Partition, ts int64, maxNum int32) ([]int64, error) {
-	hw, start := p.HighWatermark(), p.Log.LogStartOffset()
-	var offsets []int64
-	switch {
-	case ts == -1 || ts >= time.Now().UnixMilli():
-		offsets = append(offsets, hw)
-		if start < hw {
-			offsets = append(offsets, start)
-		}
-	case ts == -2:
-		offsets = append(offsets, start)
+func listOffsetsV0(p *partition.Partition, ts int64, maxNum int32, consumer bool) ([]int64, error) {
+	segs, activeHasData := p.Log.SegmentTimes()
+	type entry struct{ offset, time int64 }
+	entries := make([]entry, 0, len(segs)+1)
+	for _, s := range segs {
+		entries = append(entries, entry{s.BaseOffset, s.LastModified})
+	}
+	if activeHasData {
+		entries = append(entries, entry{p.Log.LogEndOffset(), time.Now().UnixMilli()})
+	}
+	from := len(entries) - 1
+	switch ts {
+	case -1:
+	case -2:
+		from = min(0, from)
 	default:
-		off, maxTS, _, err := p.Log.MaxTimestamp()
-		if err != nil {
-			return nil, err
-		}
-		if off < 0 || maxTS <= ts {
-			offsets = append(offsets, start) // the only "segment" is older than ts
+		for from >= 0 && entries[from].time > ts {
+			from--
 		}
 	}
-	if len(offsets) > int(max(maxNum, 0)) {
-		offsets = offsets[:max(maxNum, 0)]
+	n := min(int(max(maxNum, 0)), from+1)
+	offsets := make([]int64, 0, n)
+	for i := from; i > from-n; i-- {
+		offsets = append(offsets, entries[i].offset)
+	}
+	if consumer {
+		// A consumer reads no further than the high watermark.
+		hw := p.HighWatermark()
+		i := 0
+		for i < len(offsets) && offsets[i] > hw {
+			i++
+		}
+		if i > 0 {
+			offsets = append([]int64{hw}, offsets[i:]...)
+		}
 	}
 	return offsets, nil
 }

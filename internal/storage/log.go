@@ -844,6 +844,30 @@ func (l *Log) PositionOf(offset int64) (Position, error) {
 	return end, nil
 }
 
+// SegmentTime is one segment as ListOffsets v0 sees it: its base offset
+// (at least the log start offset) and when its file was last modified,
+// in Unix milliseconds.
+type SegmentTime struct {
+	BaseOffset   int64
+	LastModified int64
+}
+
+// SegmentTimes lists the segments oldest first, and whether the active
+// (last) segment holds any data. It takes no lock: the list is a snapshot.
+func (l *Log) SegmentTimes() ([]SegmentTime, bool) {
+	segs := l.segments()
+	start := l.logStartOffset.Load()
+	out := make([]SegmentTime, 0, len(segs))
+	for _, s := range segs {
+		st := SegmentTime{BaseOffset: max(s.base, start), LastModified: -1}
+		if fi, err := s.log.Stat(); err == nil {
+			st.LastModified = fi.ModTime().UnixMilli()
+		}
+		out = append(out, st)
+	}
+	return out, len(segs) > 0 && segs[len(segs)-1].size.Load() > 0
+}
+
 // LogStartOffset is the first offset readable.
 func (l *Log) LogStartOffset() int64 { return l.logStartOffset.Load() }
 
