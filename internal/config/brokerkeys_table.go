@@ -149,7 +149,7 @@ var kafkaBrokerKeys = []kafkaKey{
 	{"log.local.retention.ms", kmsg.ConfigTypeLong, ptr("-2"), "[-2,...]", ClusterWide},
 	{"log.message.downconversion.enable", kmsg.ConfigTypeBoolean, ptr("true"), "", ClusterWide},
 	{"log.message.format.version", kmsg.ConfigTypeString, ptr("3.0-IV1"), "", ReadOnly},
-	{"log.message.timestamp.after.max.ms", kmsg.ConfigTypeLong, ptr("9223372036854775807"), "[0,...]", ClusterWide},
+	{"log.message.timestamp.after.max.ms", kmsg.ConfigTypeLong, ptr("3600000"), "[0,...]", ClusterWide}, // 1 hour since Kafka 4.0 (KIP-1030)
 	{"log.message.timestamp.before.max.ms", kmsg.ConfigTypeLong, ptr("9223372036854775807"), "[0,...]", ClusterWide},
 	{"log.message.timestamp.difference.max.ms", kmsg.ConfigTypeLong, ptr("9223372036854775807"), "[0,...]", ClusterWide},
 	{"log.message.timestamp.type", kmsg.ConfigTypeString, ptr("CreateTime"), "[CreateTime, LogAppendTime]", ClusterWide},

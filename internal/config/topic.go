@@ -73,7 +73,7 @@ var TopicKeys = []TopicKey{
 		"Whether old fetch versions may get down-converted batches (removed in Kafka 4.0)."},
 	{"message.format.version", kmsg.ConfigTypeString, []string{"log.message.format.version"}, "3.0-IV1", "",
 		"Deprecated message format version; ignored for modern formats (removed in Kafka 4.0)."},
-	{"message.timestamp.after.max.ms", kmsg.ConfigTypeLong, []string{"log.message.timestamp.after.max.ms"}, longMax, "[0,...]",
+	{"message.timestamp.after.max.ms", kmsg.ConfigTypeLong, []string{"log.message.timestamp.after.max.ms"}, "3600000", "[0,...]",
 		"With CreateTime, how far in the future a batch timestamp may be relative to the broker clock."},
 	{"message.timestamp.before.max.ms", kmsg.ConfigTypeLong, []string{"log.message.timestamp.before.max.ms"}, longMax, "[0,...]",
 		"With CreateTime, how far in the past a batch timestamp may be relative to the broker clock."},
