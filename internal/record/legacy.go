@@ -22,6 +22,11 @@ package record
 // magic 1 they are relative (0..n-1) and the wrapper carries the absolute
 // offset of the last inner message.
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // Magic values of the legacy formats.
 const (
 	MagicV0 = 0
@@ -52,3 +57,44 @@ const (
 	LegacyAttrCompressionMask = 0x07
 	LegacyAttrLogAppendTime   = 0x08
 )
+
+// xxh32 is xxHash32 with seed 0: the lz4 frame header checksum, which
+// legacy magic 0 sets compute over the frame magic too (legacyup.go,
+// legacydown.go). pierrec/lz4 keeps its implementation internal.
+func xxh32(b []byte) uint32 {
+	const (
+		p1 uint32 = 2654435761
+		p2 uint32 = 2246822519
+		p3 uint32 = 3266489917
+		p4 uint32 = 668265263
+		p5 uint32 = 374761393
+	)
+	n := len(b)
+	var h uint32
+	if n >= 16 {
+		p1v, p2v := p1, p2 // variables: the seeds wrap around
+		v1, v2, v3, v4 := p1v+p2v, p2v, uint32(0), 0-p1v
+		for ; len(b) >= 16; b = b[16:] {
+			v1 = bits.RotateLeft32(v1+binary.LittleEndian.Uint32(b[0:])*p2, 13) * p1
+			v2 = bits.RotateLeft32(v2+binary.LittleEndian.Uint32(b[4:])*p2, 13) * p1
+			v3 = bits.RotateLeft32(v3+binary.LittleEndian.Uint32(b[8:])*p2, 13) * p1
+			v4 = bits.RotateLeft32(v4+binary.LittleEndian.Uint32(b[12:])*p2, 13) * p1
+		}
+		h = bits.RotateLeft32(v1, 1) + bits.RotateLeft32(v2, 7) + bits.RotateLeft32(v3, 12) + bits.RotateLeft32(v4, 18)
+	} else {
+		h = p5
+	}
+	h += uint32(n)
+	for ; len(b) >= 4; b = b[4:] {
+		h = bits.RotateLeft32(h+binary.LittleEndian.Uint32(b)*p3, 17) * p4
+	}
+	for _, c := range b {
+		h = bits.RotateLeft32(h+uint32(c)*p5, 11) * p1
+	}
+	h ^= h >> 15
+	h *= p2
+	h ^= h >> 13
+	h *= p3
+	h ^= h >> 16
+	return h
+}

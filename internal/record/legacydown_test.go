@@ -105,8 +105,8 @@ func downTestParse(t *testing.T, set []byte, magic int8, brokenLZ4 bool) []downT
 func downTestCheckLZ4Header(t *testing.T, frame []byte, broken bool) []byte {
 	t.Helper()
 	const hc = 6 // our frames have no content size nor dictionary id
-	good := byte(downXXH32(frame[4:hc]) >> 8)
-	bad := byte(downXXH32(frame[:hc]) >> 8)
+	good := byte(xxh32(frame[4:hc]) >> 8)
+	bad := byte(xxh32(frame[:hc]) >> 8)
 	want := good
 	if broken {
 		want = bad
@@ -358,7 +358,7 @@ func TestDownConvertRejects(t *testing.T) {
 func TestDownXXH32(t *testing.T) {
 	for in, want := range map[string]uint32{"": 0x02cc5d05, "a": 0x550d7456, "abc": 0x32d153ff,
 		"Nobody inspects the spammish repetition": 0xe2293b2f} {
-		if got := downXXH32([]byte(in)); got != want {
+		if got := xxh32([]byte(in)); got != want {
 			t.Errorf("xxh32(%q) = %08x, want %08x", in, got, want)
 		}
 	}
@@ -367,7 +367,7 @@ func TestDownXXH32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := byte(downXXH32(frame[4:6]) >> 8); got != frame[6] {
+	if got := byte(xxh32(frame[4:6]) >> 8); got != frame[6] {
 		t.Fatalf("header checksum %x, lz4 writer wrote %x", got, frame[6])
 	}
 }

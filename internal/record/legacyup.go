@@ -517,38 +517,13 @@ func legacyUpFixLZ4HeaderChecksum(frame []byte) []byte {
 	if len(frame) <= hc {
 		return frame
 	}
-	want := byte(legacyUpXXH32(frame[4:hc]) >> 8)
+	want := byte(xxh32(frame[4:hc]) >> 8)
 	if frame[hc] == want {
 		return frame
 	}
 	fixed := append([]byte(nil), frame...)
 	fixed[hc] = want
 	return fixed
-}
-
-// legacyUpXXH32 is xxHash32 with seed 0 of a short input (under 16 bytes,
-// as an lz4 frame descriptor is).
-func legacyUpXXH32(b []byte) uint32 {
-	const (
-		p1 uint32 = 2654435761
-		p2 uint32 = 2246822519
-		p3 uint32 = 3266489917
-		p4 uint32 = 668265263
-		p5 uint32 = 374761393
-	)
-	h := p5 + uint32(len(b))
-	for ; len(b) >= 4; b = b[4:] {
-		h = bits.RotateLeft32(h+binary.LittleEndian.Uint32(b)*p3, 17) * p4
-	}
-	for _, c := range b {
-		h = bits.RotateLeft32(h+uint32(c)*p5, 11) * p1
-	}
-	h ^= h >> 15
-	h *= p2
-	h ^= h >> 13
-	h *= p3
-	h ^= h >> 16
-	return h
 }
 
 // LegacyMessage is one message for BuildMessageSet.
@@ -631,7 +606,7 @@ func BuildMessageSet(opts MessageSetOptions, msgs []LegacyMessage) []byte {
 		}
 		if opts.Compression == CompressionLZ4 && opts.Magic == MagicV0 {
 			// The descriptor is FLG, BD: no content size nor dictionary.
-			value[6] = byte(legacyUpXXH32(value[:6]) >> 8)
+			value[6] = byte(xxh32(value[:6]) >> 8)
 		}
 	}
 	last := msgs[len(msgs)-1]

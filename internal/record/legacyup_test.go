@@ -387,15 +387,15 @@ func TestUpConvertBrokenLZ4Checksum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := byte(legacyUpXXH32(frame[4:6])>>8), frame[6]; got != want {
+	if got, want := byte(xxh32(frame[4:6])>>8), frame[6]; got != want {
 		t.Fatalf("xxh32 header checksum %#x, lz4 writer wrote %#x", got, want)
 	}
-	if byte(legacyUpXXH32(frame[0:6])>>8) == frame[6] {
+	if byte(xxh32(frame[0:6])>>8) == frame[6] {
 		t.Fatal("test frame's broken and correct checksums coincide")
 	}
 	set := BuildMessageSet(MessageSetOptions{Magic: MagicV0, Compression: CompressionLZ4}, []LegacyMessage{{Value: []byte("v")}})
 	value := set[LegacyHeaderSizeV0+8:]
-	if value[6] != byte(legacyUpXXH32(value[:6])>>8) {
+	if value[6] != byte(xxh32(value[:6])>>8) {
 		t.Fatal("BuildMessageSet did not write the magic 0 header checksum")
 	}
 	if _, err := lz4.NewReader(bytes.NewReader(value)).Read(make([]byte, 100)); err == nil {
