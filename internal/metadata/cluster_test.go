@@ -185,14 +185,29 @@ func waitFor(t *testing.T, timeout time.Duration, cond func() error) {
 	}
 }
 
-// heartbeater sends heartbeats for a broker until stopped.
+// heartbeater sends heartbeats for a broker until stopped. It also holds
+// the broker's listener, as a live broker process does: the controller
+// fences a broker without a session whose listener refuses connections.
 type heartbeater struct {
 	stop chan struct{}
 	done chan struct{}
+	ln   net.Listener
 }
 
-func startHeartbeats(c *testCluster, id int32) *heartbeater {
-	h := &heartbeater{stop: make(chan struct{}), done: make(chan struct{})}
+// port is the broker's listener port, to register it with.
+func (h *heartbeater) port() int32 { return int32(h.ln.Addr().(*net.TCPAddr).Port) }
+
+func newHeartbeater(t *testing.T) *heartbeater {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &heartbeater{ln: ln}
+}
+
+// start sends heartbeats (again, after halt) on the same listener.
+func (h *heartbeater) start(c *testCluster, id int32) *heartbeater {
+	h.stop, h.done = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(h.done)
 		tick := time.NewTicker(100 * time.Millisecond)
@@ -211,6 +226,8 @@ func startHeartbeats(c *testCluster, id int32) *heartbeater {
 	return h
 }
 
+// halt stops the heartbeats; the listener stays open, as a paused
+// process's does, until the test ends.
 func (h *heartbeater) halt() {
 	close(h.stop)
 	<-h.done
@@ -222,7 +239,9 @@ func registerBrokers(t *testing.T, c *testCluster, ids []int32, racks []string) 
 	t.Helper()
 	hbs := map[int32]*heartbeater{}
 	for i, id := range ids {
-		b := Broker{NodeID: id, Host: "127.0.0.1", Port: 9000 + id, Incarnation: fmt.Sprintf("inc-%d", id)}
+		h := newHeartbeater(t)
+		t.Cleanup(func() { h.ln.Close() })
+		b := Broker{NodeID: id, Host: "127.0.0.1", Port: h.port(), Incarnation: fmt.Sprintf("inc-%d", id)}
 		if racks != nil {
 			r := racks[i]
 			b.Rack = &r
@@ -230,7 +249,7 @@ func registerBrokers(t *testing.T, c *testCluster, ids []int32, racks []string) 
 		if err := c.running()[0].RegisterBroker(b, ""); err != nil {
 			t.Fatalf("register %d: %v", id, err)
 		}
-		hbs[id] = startHeartbeats(c, id)
+		hbs[id] = h.start(c, id)
 	}
 	t.Cleanup(func() {
 		for _, h := range hbs {

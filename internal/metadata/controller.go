@@ -78,14 +78,22 @@ const (
 type controller struct {
 	q *Quorum
 
-	mu       sync.Mutex // guards lastSeen, sessions and rng
+	mu       sync.Mutex // guards lastSeen, sessions, sessionless, probing and rng
 	lastSeen map[int32]time.Time
 	sessions map[int32]*brokerSession // open broker sessions while active (session.go)
-	rng      *rand.Rand
+	// sessionless records since when a broker has had no open session
+	// while this node is active; probing marks brokers being probed.
+	sessionless map[int32]time.Time
+	probing     map[int32]bool
+	rng         *rand.Rand
 }
 
 func newController(q *Quorum) *controller {
-	return &controller{q: q, lastSeen: map[int32]time.Time{}, sessions: map[int32]*brokerSession{}, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	return &controller{
+		q: q, lastSeen: map[int32]time.Time{}, sessions: map[int32]*brokerSession{},
+		sessionless: map[int32]time.Time{}, probing: map[int32]bool{},
+		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+	}
 }
 
 // lead runs while this node is the Raft leader, until ctx ends: it waits
@@ -107,12 +115,16 @@ func (c *controller) lead(ctx context.Context) {
 
 	tick := time.NewTicker(min(q.cfg.HeartbeatInterval, q.cfg.BrokerSessionTimeout/4))
 	defer tick.Stop()
+	probe := time.NewTicker(probeInterval)
+	defer probe.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 			c.fenceExpired(time.Now())
+		case <-probe.C:
+			c.probeSessionless(time.Now())
 		}
 	}
 }
@@ -130,8 +142,10 @@ func (c *controller) announce() bool {
 	now := time.Now()
 	c.mu.Lock()
 	clear(c.lastSeen)
+	clear(c.sessionless)
 	for _, b := range q.image.Load().Brokers {
 		c.lastSeen[b.NodeID] = now
+		c.sessionless[b.NodeID] = now
 	}
 	c.mu.Unlock()
 	clusterID := q.image.Load().ClusterID

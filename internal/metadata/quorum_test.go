@@ -285,7 +285,7 @@ func TestQuorumFencingMovesLeadership(t *testing.T) {
 	if !slices.Equal(offline.ISR, []int32{lone}) || offline.LeaderEpoch != p.LeaderEpoch+1 {
 		t.Fatalf("offline partition %+v", offline)
 	}
-	hbs[lone] = startHeartbeats(c, lone)
+	hbs[lone].start(c, lone)
 	waitFor(t, 20*time.Second, func() error {
 		back := c.leader().Image().Topics["t"].Partitions[0]
 		if back.Leader != lone || back.LeaderEpoch != offline.LeaderEpoch+1 {
@@ -404,7 +404,7 @@ func TestQuorumRackAwareCreateTopic(t *testing.T) {
 
 func TestControlledShutdownAndPreferredElection(t *testing.T) {
 	c := newTestCluster(t, 3, 0, nil)
-	registerBrokers(t, c, []int32{1, 2, 3}, nil)
+	hbs := registerBrokers(t, c, []int32{1, 2, 3}, nil)
 	l := c.leader()
 	if _, err := l.CreateTopic("t", 6, 3, nil); err != nil {
 		t.Fatal(err)
@@ -426,7 +426,7 @@ func TestControlledShutdownAndPreferredElection(t *testing.T) {
 	if err := l.Heartbeat(stopping); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.RegisterBroker(Broker{NodeID: stopping, Host: "127.0.0.1", Port: 9001, Incarnation: "second"}, ""); err != nil {
+	if err := l.RegisterBroker(Broker{NodeID: stopping, Host: "127.0.0.1", Port: hbs[stopping].port(), Incarnation: "second"}, ""); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, func() error {

@@ -24,6 +24,13 @@ package metadata
 //     which node (and incarnation) it lost that way, and the new controller
 //     fences that node's broker as soon as it is elected.
 //
+//   - A broker has no session with a new controller, because the process
+//     died while no controller was active (or while a paused controller
+//     was stepping down), so nobody saw its session end: the controller
+//     probes the broker's listener once it has had no session for
+//     sessionGrace. A refused connection means nothing listens on that
+//     port any more, and the broker is fenced.
+//
 // A process that is merely paused (SIGSTOP, a long GC pause) keeps its
 // sockets open: nothing is read, nothing is closed, and only the ordinary
 // session timeout can fence it. A network partition without resets behaves
@@ -34,6 +41,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -145,6 +154,7 @@ func (c *controller) openSession(hello *sessionHello, conn net.Conn) (*brokerSes
 		old.conn.Close()
 	}
 	c.sessions[hello.NodeID] = s
+	delete(c.sessionless, hello.NodeID)
 	c.mu.Unlock()
 	ans.OK = true
 	return s, ans
@@ -157,6 +167,7 @@ func (c *controller) endSession(id int32, s *brokerSession, died bool) {
 	ended := s.ended
 	if c.sessions[id] == s {
 		delete(c.sessions, id)
+		c.sessionless[id] = time.Now()
 	}
 	s.ended = true
 	c.mu.Unlock()
@@ -185,6 +196,64 @@ func (c *controller) fenceDead(id int32, incarnation, why string) {
 	q.log.Info("fencing broker whose process is gone", "broker", id, "reason", why)
 	if _, err := q.applyRecord(&record{Type: recFenceBroker, NodeID: id}); err != nil {
 		q.log.Warn("fence broker", "broker", id, "err", err)
+	}
+}
+
+// How often the active controller looks for brokers without a session,
+// and how long a broker may go without one before its listener is probed:
+// a live broker connects within milliseconds of learning the new leader.
+const (
+	probeInterval = 250 * time.Millisecond
+	sessionGrace  = time.Second
+	probeTimeout  = time.Second
+)
+
+// probeSessionless dials the listener of every unfenced broker that has
+// had no session for sessionGrace, and fences those whose connection is
+// refused: no process listens there any more. A paused process still
+// accepts connections (its kernel completes the handshake), and a dial
+// that times out proves nothing; both are left to the session timeout.
+func (c *controller) probeSessionless(now time.Time) {
+	q := c.q
+	type target struct {
+		id          int32
+		incarnation string
+		addr        string
+	}
+	var targets []target
+	im := q.image.Load()
+	c.mu.Lock()
+	for _, b := range im.Brokers {
+		since, ok := c.sessionless[b.NodeID]
+		if !ok {
+			c.sessionless[b.NodeID] = now
+			continue
+		}
+		if b.Fenced || b.NodeID == q.cfg.NodeID || c.probing[b.NodeID] || now.Sub(since) < sessionGrace {
+			continue
+		}
+		if _, open := c.sessions[b.NodeID]; open || b.Port <= 0 {
+			continue
+		}
+		c.probing[b.NodeID] = true
+		targets = append(targets, target{b.NodeID, b.Incarnation, net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))})
+	}
+	c.mu.Unlock()
+	for _, t := range targets {
+		go func() {
+			conn, err := net.DialTimeout("tcp", t.addr, probeTimeout)
+			if err == nil {
+				conn.Close()
+			} else if errors.Is(err, syscall.ECONNREFUSED) {
+				c.fenceDead(t.id, t.incarnation, "it has no controller session and its listener "+t.addr+" refuses connections")
+			}
+			c.mu.Lock()
+			delete(c.probing, t.id)
+			if _, open := c.sessions[t.id]; !open {
+				c.sessionless[t.id] = time.Now() // next probe after another grace
+			}
+			c.mu.Unlock()
+		}()
 	}
 }
 

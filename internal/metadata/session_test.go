@@ -88,3 +88,30 @@ func TestLeadershipTransferKeepsBrokers(t *testing.T) {
 		}
 	}
 }
+
+// A broker that never held a session with this controller (it died while
+// no controller was active) is fenced once its listener refuses
+// connections; while its listener accepts (a paused process) it is not.
+func TestSessionlessBrokerProbed(t *testing.T) {
+	c := sessionCluster(t)
+	h := newHeartbeater(t)
+	defer h.ln.Close()
+	const id = 4
+	if err := c.leader().RegisterBroker(Broker{NodeID: id, Host: "127.0.0.1", Port: h.port(), Incarnation: "probed"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	h.start(c, id)
+	waitFor(t, time.Minute, func() error {
+		if b := c.leader().Image().BrokerByID(id); b == nil || b.Fenced {
+			return fmt.Errorf("broker %d not live: %+v", id, b)
+		}
+		return nil
+	})
+	h.halt()
+	time.Sleep(3 * sessionGrace) // paused: listener open, no heartbeats
+	if b := c.leader().Image().BrokerByID(id); b.Fenced {
+		t.Fatalf("paused broker fenced: %+v", b)
+	}
+	h.ln.Close()
+	waitFenced(t, c, id)
+}
