@@ -13,6 +13,17 @@
 // producer_byte_rate quota on one of them, and reports each one's byte rate
 // per 5 s window.
 //
+// TestClusterReplication, TestClusterLatency and TestClusterFailover run a
+// three-node cluster of server processes (config/cluster/node<N>.properties
+// with free ports): RF 1 against RF 3 throughput and the three brokers'
+// summed CPU per record; end-to-end and produce-ack latency at a fixed rate
+// (RF 3, acks=all, min.insync.replicas=2); and a paused, then killed,
+// leader. TestStoredData (SILKWORM_PERF_STORED_GB) fills 1,000 partitions of
+// one broker step by step and reports its RSS, open files and CPU per
+// record, then the time to start again after a clean shutdown.
+// scripts/perf-ab.sh runs any of these alternately against two builds and
+// prints the new/old ratios.
+//
 // These are measurements, not tests: they are skipped unless
 // SILKWORM_PERF=1, never assert a duration or a rate, and fail only when the
 // harness itself breaks (the broker does not start, a produce fails, records
@@ -64,6 +75,20 @@
 //	                                   (default 2097152)
 //	SILKWORM_PERF_CONNECTIONS=n        connections TestConnectionCost opens
 //	                                   (default 1000)
+//	SILKWORM_PERF_ROUNDS=n             TestClusterReplication rounds,
+//	                                   alternating RF 1 and RF 3
+//	SILKWORM_PERF_PARTITIONS=n         partitions of the cluster tests
+//	SILKWORM_PERF_RATE=n               TestClusterLatency records/s
+//	                                   (default 50000)
+//	SILKWORM_PERF_SECONDS=n            its measured seconds (default 10)
+//	SILKWORM_PERF_WARMUP_SECONDS=n     its warm-up (default 1)
+//	SILKWORM_PERF_LINGER_MS=n          its producer linger (default 0)
+//	SILKWORM_PERF_FAULTS=n             TestClusterFailover kills (default 3)
+//	SILKWORM_PERF_PAUSE_MS=n           its leader pause (default 1000)
+//	SILKWORM_PERF_STORED_GB=x          TestStoredData's total (unset: skip)
+//	SILKWORM_PERF_STORED_STEP_MB=n     its reporting step
+//	SILKWORM_PERF_STORED_PARTITIONS=n  its partitions (default 1000)
+//	SILKWORM_PERF_STORED_RECORD_BYTES=n its record size (default 1024)
 //
 // There is no non-test code in this package.
 package perf
