@@ -249,6 +249,9 @@ func (l *Log) cleanableRangeLocked(checkpoint int64, nowMs int64) cleanRange {
 	r := cleanRange{firstDirty: first, firstUncleanable: segs[len(segs)-1].base}
 	for i := 0; i+1 < len(segs); i++ {
 		s, next := segs[i], segs[i+1].base
+		if l.cfg.MinCompactionLagMs > 0 || l.cfg.MaxCompactionLagMs < math.MaxInt64 {
+			_ = l.statsLocked(s) // on error, the stats of an empty segment
+		}
 		dirty := next > first
 		if next > l.highWatermark ||
 			dirty && l.cfg.MinCompactionLagMs > 0 && s.maxTimestamp > nowMs-l.cfg.MinCompactionLagMs {
@@ -599,13 +602,13 @@ func (p *cleanPass) cleanGroup(group []*segment, mapEnd int64) error {
 		files = append(files, f)
 	}
 	ns := &segment{base: base, dir: l.dir, log: files[0],
-		index:      &offsetIndex{file: files[1], maxEntries: int(p.cfg.MaxIndexSize) / offsetEntrySize},
-		timeIndex:  &timeIndex{file: files[2], maxEntries: int(p.cfg.MaxIndexSize) / timeEntrySize},
+		index:      newOffsetIndex(fs, l.caches.indexes, name(indexSuffix, cleanedSuffix), int(p.cfg.MaxIndexSize)/offsetEntrySize),
+		timeIndex:  newTimeIndex(fs, l.caches.indexes, name(timeIndexSuffix, cleanedSuffix), int(p.cfg.MaxIndexSize)/timeEntrySize),
 		nextOffset: base, maxTimestamp: -1, offsetOfMaxTimestamp: base, rollingBasedTimestamp: -1}
 	err := p.writeGroup(group, ns, mapEnd)
 	if err == nil {
 		err = errors.Join(ns.timeIndex.maybeAppend(ns.maxTimestamp, ns.relOffset(ns.offsetOfMaxTimestamp), true),
-			ns.index.trim(), ns.timeIndex.trim())
+			ns.seal())
 	}
 	if err == nil {
 		err = ns.sync()
@@ -813,10 +816,8 @@ func (p *cleanPass) swap(group []*segment, name func(suffix, state string) strin
 	}
 	for _, s := range group {
 		s.deleted.Store(true)
-		for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
-			if err := fs.Rename(s.path(suf), s.path(suf)+deletedSuffix); err != nil {
-				return l.goOffline(fmt.Errorf("rename %s for deletion: %w", s.path(suf), err))
-			}
+		if err := s.renameFiles(fs, deletedSuffix); err != nil {
+			return l.goOffline(fmt.Errorf("%w (for deletion)", err))
 		}
 	}
 	if crash("old-renamed") {
@@ -836,12 +837,12 @@ func (p *cleanPass) swap(group []*segment, name func(suffix, state string) strin
 	if err := fs.SyncDir(l.dir); err != nil {
 		return l.goOffline(fmt.Errorf("fsync dir %s: %w", l.dir, err))
 	}
-	ns, err := openSegment(fs, l.dir, group[0].base, l.cfg, false, l.clock())
+	ns, err := openSegment(fs, l.caches, l.dir, group[0].base, l.cfg, false, false, l.clock())
 	if err != nil {
 		return l.goOffline(err)
 	}
-	if err := ns.loadTrusted(l.cfg); err != nil {
-		if err := ns.rebuildIndexes(l.cfg); err != nil {
+	if err := ns.loadTrusted(l.cfg, false); err != nil {
+		if err := errors.Join(ns.rebuildIndexes(l.cfg), ns.seal()); err != nil {
 			ns.close()
 			return l.goOffline(err)
 		}

@@ -133,6 +133,17 @@ type ManagerConfig struct {
 	// something, with how long the flush took (Kafka's
 	// LogFlushRateAndTimeMs). It must not block.
 	OnFlush func(time.Duration)
+
+	// MaxOpenSegmentFiles bounds the .log files of inactive (rolled)
+	// segments kept open; the least recently used one is closed when a new
+	// one opens, and reopened on its next read. Active segments hold one
+	// descriptor each, outside this bound. 0 = DefaultMaxOpenSegmentFiles;
+	// either way at most half of RLIMIT_NOFILE.
+	MaxOpenSegmentFiles int
+	// IndexCacheBytes bounds the memory of index entries loaded from index
+	// files (by lookups below an active segment's last few hundred entries,
+	// or in inactive segments). 0 = DefaultIndexCacheBytes.
+	IndexCacheBytes int64
 }
 
 // DefaultManagerConfig returns Kafka's defaults for a single log dir.

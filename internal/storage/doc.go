@@ -42,9 +42,10 @@
 // The offset index gets an entry (last offset of the batch, position of the
 // batch) whenever more than index.interval.bytes were appended since the
 // previous entry; the time index gets (largest timestamp so far, its
-// offset) at the same moment when the timestamp grew. Index files of the
-// active segment are preallocated to segment.index.bytes and trimmed to
-// their entries when the segment is rolled or the log closed. A segment
+// offset) at the same moment when the timestamp grew. Index files hold
+// exactly their entries (never preallocated): an active segment keeps its
+// newest entries (up to 512) in memory and writes them out when they are
+// that many, on roll and on close. A segment
 // rolls before an append when it would exceed segment.bytes, when the
 // incoming batch's timestamp is segment.ms (minus jitter) past the
 // segment's first batch (wall clock since creation if it has none), when
@@ -79,10 +80,26 @@
 // file, magic 2, CRC-32C, offsets increasing); the first bad batch and
 // everything after it are truncated (later segments deleted), the indexes
 // of those segments rebuilt, leader epochs truncated to the new log end and
-// producer state rebuilt. Earlier segments, and all segments after a clean
-// shutdown, are trusted; their indexes are checked for sanity and rebuilt
-// when missing or not sane. A .log that cannot be opened or read is an
-// error naming the file.
+// producer state rebuilt. Earlier segments are trusted; their indexes are
+// checked for sanity and rebuilt when missing or not sane. After a clean
+// shutdown, only the active segment's stats are read at open (the last
+// entry of each index, one binary search, the batch headers after the last
+// time-index entry); inactive segments are only listed and stat'ed, their
+// stats (next offset, largest timestamp) load on first need, and an index
+// found insane by a lookup is rebuilt from the log then. A .log that
+// cannot be opened or read is an error naming the file.
+//
+// # Open files and memory
+//
+// Stored data costs neither descriptors nor heap while it is not read
+// (cache.go). An active segment holds one descriptor, its .log; index
+// files are opened only to be read or written. An inactive segment's .log
+// opens on first read and joins the Manager's file cache, bounded by
+// ManagerConfig.MaxOpenSegmentFiles (CLOCK eviction; a handle in use is
+// never closed: every ReadAt, WriteAt and sendfile holds a reference, and
+// an evicted handle reopens on its next use). Index entries on disk are
+// loaded whole on the first lookup that needs them and held in the
+// Manager's index cache, bounded by ManagerConfig.IndexCacheBytes.
 //
 // # Log compaction
 //
@@ -134,7 +151,8 @@
 //
 // Segments leaving the log (retention, DeleteRecords, truncation) are
 // renamed to *.deleted and removed file.delete.delay.ms later, so readers
-// holding the *os.File from a ReadResult can finish. A deleted partition's
+// holding the File of a ReadResult can finish (it reopens under the new
+// name if it was evicted). A deleted partition's
 // directory is renamed to <topic>-<partition>.<uuidhex>-delete and removed
 // in the background; leftovers of both are removed at the next open.
 package storage

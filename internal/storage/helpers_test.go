@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -243,4 +244,17 @@ func makeHeader(t *testing.T, s batchSpec) record.Header {
 func makeHeaderFrom(b []byte) record.Header {
 	h, _ := record.ParseHeader(b)
 	return h
+}
+
+// indexEntries returns every offset-index entry of s (file and tail).
+func indexEntries(t *testing.T, s *segment) []offsetEntry {
+	t.Helper()
+	ents := slices.Clone(s.index.persistedEntries())
+	s.index.mu.RLock()
+	ents = append(ents, s.index.tail...)
+	s.index.mu.RUnlock()
+	if len(ents) != s.index.len() {
+		t.Fatalf("segment %d: %d index entries readable of %d", s.base, len(ents), s.index.len())
+	}
+	return ents
 }

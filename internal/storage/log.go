@@ -50,8 +50,12 @@ type AppendResult struct {
 }
 
 // ReadResult is a byte range of whole batches in one segment file. The
-// caller sends File[Pos:Pos+Size] (sendfile or ReadAt); File stays open at
-// least FileDeleteDelayMs after its segment is deleted. Size 0 = nothing.
+// caller sends File[Pos:Pos+Size] (sendfile or ReadAt). File is the
+// segment's handle (a segFile): it may be closed by the Manager's bound on
+// open files between uses and is then reopened by the next ReadAt or
+// sendfile (each holds a reference, so nothing is closed under it); it
+// stays usable at least FileDeleteDelayMs after its segment is deleted.
+// Size 0 = nothing.
 type ReadResult struct {
 	File        File
 	Pos         int64
@@ -81,6 +85,7 @@ type Log struct {
 	logger    *slog.Logger
 	hooks     logHooks
 	parentDir string
+	caches    *segmentCaches
 
 	segs           atomic.Pointer[[]*segment] // sorted by base; copy on write under mu
 	endPos         atomic.Pointer[Position]   // log end, published after each append
@@ -140,6 +145,7 @@ type logParams struct {
 	clean          bool     // clean shutdown marker present: trust the logs
 	topicID        [16]byte // zero = unknown
 	create         bool
+	caches         *segmentCaches // nil = a private one with the defaults
 }
 
 // openLog opens (or with create, creates) a partition dir, recovering it
@@ -159,7 +165,10 @@ func openLog(p logParams) (*Log, error) {
 		logger:    p.logger.With("partition", p.tp.String()),
 		parentDir: filepath.Dir(p.dir),
 		cfg:       p.cfg, producers: newProducerState(), highWatermark: math.MaxInt64,
-		txns: newTxnState(),
+		txns: newTxnState(), caches: p.caches,
+	}
+	if l.caches == nil {
+		l.caches = newSegmentCaches(0, 0)
 	}
 	l.truncatedTo.Store(math.MaxInt64)
 	l.firstUnstable.Store(math.MaxInt64)
@@ -249,8 +258,8 @@ func (l *Log) load(p logParams) error {
 	slices.Sort(bases)
 	now := l.clock()
 	var segs []*segment
-	for _, b := range bases {
-		s, err := openSegment(l.fs, l.dir, b, l.cfg, false, now)
+	for i, b := range bases {
+		s, err := openSegment(l.fs, l.caches, l.dir, b, l.cfg, false, i == len(bases)-1, now)
 		if err != nil {
 			closeAll(segs)
 			return err
@@ -261,7 +270,7 @@ func (l *Log) load(p logParams) error {
 
 	if len(segs) == 0 {
 		start := max(p.logStartOffset, 0)
-		s, err := openSegment(l.fs, l.dir, start, l.cfg, true, now)
+		s, err := openSegment(l.fs, l.caches, l.dir, start, l.cfg, true, true, now)
 		if err != nil {
 			return err
 		}
@@ -272,19 +281,21 @@ func (l *Log) load(p logParams) error {
 		return err
 	}
 	segs = *l.segs.Load()
-	for i, s := range segs {
-		var err error
-		if i == len(segs)-1 {
-			err = errors.Join(s.index.preallocate(int64(l.cfg.MaxIndexSize)), s.timeIndex.preallocate(int64(l.cfg.MaxIndexSize)))
-		} else {
-			err = errors.Join(s.index.trim(), s.timeIndex.trim())
-		}
-		if err != nil {
+	if err := segs[len(segs)-1].activate(); err != nil { // recovery may have cut the list
+		return err
+	}
+	for _, s := range segs[:len(segs)-1] {
+		if err := s.seal(); err != nil { // recovered segments' rebuilt indexes
 			return err
 		}
 	}
 	active := segs[len(segs)-1]
 	leo := active.nextOffset
+	if n := len(segs); n > 1 && active.size.Load() == 0 {
+		if err := l.statsLocked(segs[n-2]); err != nil {
+			return err
+		}
+	}
 	if n := len(segs); n > 1 && segs[n-2].nextOffset > leo {
 		leo = segs[n-2].nextOffset // cannot happen for sane dirs; keep offsets monotonic
 	}
@@ -338,8 +349,22 @@ func (l *Log) loadSegments(segs []*segment, p logParams) error {
 	for i := 0; i < len(segs); i++ {
 		s := segs[i]
 		doRecover := i >= recoverFrom
+		if !doRecover && i < len(segs)-1 && i+1 != recoverFrom && !s.indexMissing {
+			// Trusted and inactive: its stats load on first need, so a
+			// clean start reads no index and no batch of it.
+			s.statsPending = true
+			continue
+		}
+		if !doRecover && i < len(segs)-1 && s.indexMissing {
+			s.statsPending = true
+			if err := l.statsLocked(s); err != nil { // rebuilds
+				return err
+			}
+			prevNext = s.nextOffset
+			continue
+		}
 		if !doRecover {
-			if err := s.loadTrusted(l.cfg); err != nil {
+			if err := s.loadTrusted(l.cfg, !p.clean); err != nil {
 				l.logger.Warn("segment index or log not sane; recovering it", "segment", s.path(logSuffix), "err", err)
 				doRecover = true
 			}
@@ -376,6 +401,32 @@ func (l *Log) loadSegments(segs []*segment, p logParams) error {
 	last := segs[len(segs)-1]
 	last.rollJitter(l.cfg)
 	return nil
+}
+
+// statsLocked loads the stats of a segment left pending at open (see
+// segment.statsPending). An index found insane is rebuilt from the log.
+func (l *Log) statsLocked(s *segment) error {
+	if !s.statsPending {
+		return nil
+	}
+	err := s.loadTrusted(l.cfg, false)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	l.logger.Warn("segment index not sane; rebuilding it", "segment", s.path(logSuffix), "err", err)
+	return errors.Join(s.rebuildIndexes(l.cfg), s.seal())
+}
+
+// endBoundLocked is segs[i].nextOffset, or an upper bound of it (the next
+// segment's base) while its stats are pending.
+func endBoundLocked(segs []*segment, i int) int64 {
+	if segs[i].statsPending && i+1 < len(segs) {
+		return segs[i+1].base
+	}
+	return segs[i].nextOffset
 }
 
 func closeAll(segs []*segment) {
@@ -417,6 +468,7 @@ func (l *Log) loadProducerStateLocked(snaps []int64) error {
 	from := (*l.segs.Load())[0].base
 	l.producers = newProducerState()
 	l.snapshots = nil
+	var txns *txnState // nil: the snapshot holds none, replay the whole log
 	for i := len(snaps) - 1; i >= 0; i-- {
 		path := l.snapshotPath(snaps[i])
 		if snaps[i] > leo {
@@ -425,15 +477,16 @@ func (l *Log) loadProducerStateLocked(snaps []int64) error {
 		}
 		data, err := readWholeFile(l.fs, path)
 		var ps *producerState
+		var ts *txnState
 		if err == nil {
-			ps, err = decodeProducerSnapshot(data)
+			ps, ts, err = decodeSnapshot(data)
 		}
 		if err != nil {
 			l.logger.Warn("ignoring producer snapshot", "file", path, "err", err)
 			_ = l.fs.Remove(path)
 			continue
 		}
-		l.producers = ps
+		l.producers, txns = ps, ts
 		from = max(from, snaps[i])
 		l.snapshots = append([]int64(nil), snaps[:i+1]...)
 		break
@@ -444,7 +497,12 @@ func (l *Log) loadProducerStateLocked(snaps []int64) error {
 	if err != nil {
 		return err
 	}
-	return l.loadTxnStateLocked()
+	if txns == nil {
+		return l.loadTxnStateLocked(newTxnState(), math.MinInt64)
+	}
+	lso := l.logStartOffset.Load()
+	txns.aborted = slices.DeleteFunc(txns.aborted, func(a AbortedTxn) bool { return a.LastOffset < lso })
+	return l.loadTxnStateLocked(txns, from)
 }
 
 func (l *Log) snapshotPath(off int64) string {
@@ -456,9 +514,10 @@ func (l *Log) snapshotPath(off int64) string {
 func (l *Log) scanHeadersLocked(from int64, fn func(*record.Header)) error {
 	var hb [record.HeaderSize]byte
 	bb := make([]byte, batchPrefix)
-	for _, s := range *l.segs.Load() {
+	segs := *l.segs.Load()
+	for i, s := range segs {
 		size := s.size.Load()
-		if s.nextOffset <= from || size == 0 {
+		if endBoundLocked(segs, i) <= from || size == 0 {
 			continue
 		}
 		pos := int64(0)
@@ -642,18 +701,15 @@ func (l *Log) rollLocked(newBase int64) (*segment, error) {
 	if err := old.timeIndex.maybeAppend(old.maxTimestamp, old.relOffset(old.offsetOfMaxTimestamp), true); err != nil {
 		return nil, err
 	}
-	if err := errors.Join(old.index.trim(), old.timeIndex.trim()); err != nil {
+	if err := old.seal(); err != nil {
 		return nil, err
 	}
-	s, err := openSegment(l.fs, l.dir, newBase, l.cfg, true, l.clock())
+	s, err := openSegment(l.fs, l.caches, l.dir, newBase, l.cfg, true, true, l.clock())
 	if err != nil {
 		return nil, err
 	}
 	s.rollJitter(l.cfg)
-	if err := errors.Join(s.index.preallocate(int64(l.cfg.MaxIndexSize)), s.timeIndex.preallocate(int64(l.cfg.MaxIndexSize))); err != nil {
-		s.close()
-		return nil, err
-	}
+	old.deactivate()
 	next := append(slices.Clip(segs), s)
 	l.segs.Store(&next)
 	l.dirDirty = true
@@ -676,7 +732,10 @@ func (l *Log) writeSnapshotLocked(offset int64) {
 	if n := len(l.snapshots); n > 0 && l.snapshots[n-1] == offset {
 		return
 	}
-	if err := writeFileAtomic(l.fs, l.snapshotPath(offset), l.producers.encode()); err != nil {
+	l.txnMu.RLock()
+	data := l.producers.encodeWith(l.txns)
+	l.txnMu.RUnlock()
+	if err := writeFileAtomic(l.fs, l.snapshotPath(offset), data); err != nil {
 		l.logger.Warn("writing producer snapshot failed", "err", err)
 		return
 	}
@@ -707,8 +766,9 @@ func (l *Log) Flush() error {
 	rp := l.recoveryPoint
 	var todo []*segment
 	if target > rp || l.dirDirty {
-		for _, s := range l.segments() {
-			if s.nextOffset > rp || s.size.Load() > 0 && s.base >= rp {
+		segs := l.segments()
+		for i, s := range segs {
+			if endBoundLocked(segs, i) > rp || s.size.Load() > 0 && s.base >= rp {
 				todo = append(todo, s)
 			}
 		}
@@ -958,6 +1018,9 @@ func (l *Log) OffsetForTimestamp(ts int64) (offset int64, timestamp int64, found
 	lso := l.logStartOffset.Load()
 	buf := make([]byte, batchPrefix)
 	for _, s := range l.segments() {
+		if err := l.statsLocked(s); err != nil {
+			return -1, -1, false, fmt.Errorf("offset for timestamp in %s: %w", l.tp, err)
+		}
 		if s.maxTimestamp < ts || s.nextOffset <= lso {
 			continue
 		}
@@ -1000,6 +1063,9 @@ func (l *Log) MaxTimestamp() (offset, timestamp int64, epoch int32, err error) {
 	lso := l.logStartOffset.Load()
 	var seg *segment
 	for _, s := range l.segments() {
+		if err := l.statsLocked(s); err != nil {
+			return -1, -1, -1, fmt.Errorf("max timestamp of %s: %w", l.tp, err)
+		}
 		if s.maxTimestamp >= 0 && s.offsetOfMaxTimestamp >= lso && (seg == nil || s.maxTimestamp > seg.maxTimestamp) {
 			seg = s
 		}
@@ -1111,10 +1177,8 @@ func (l *Log) deleteSegmentsLocked(n int) error {
 	l.segs.Store(&rest)
 	for _, s := range victims {
 		s.deleted.Store(true)
-		for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
-			if err := l.fs.Rename(s.path(suf), s.path(suf)+deletedSuffix); err != nil {
-				return l.goOffline(fmt.Errorf("rename %s for deletion: %w", s.path(suf), err))
-			}
+		if err := s.renameFiles(l.fs, deletedSuffix); err != nil {
+			return l.goOffline(fmt.Errorf("%w (for deletion)", err))
 		}
 		l.scheduleDelete(s)
 	}
@@ -1208,7 +1272,13 @@ func (l *Log) enforceRetentionLocked(now time.Time) (int, error) {
 			break
 		}
 		// retention.ms and retention.bytes apply only with cleanup.policy delete.
-		byTime := l.cfg.Delete && l.cfg.RetentionMs >= 0 && nowMs-s.largestTimestamp() > l.cfg.RetentionMs
+		byTime := false
+		if l.cfg.Delete && l.cfg.RetentionMs >= 0 {
+			if err := l.statsLocked(s); err != nil {
+				return 0, l.goOffline(err)
+			}
+			byTime = nowMs-s.largestTimestamp() > l.cfg.RetentionMs
+		}
 		bySize := l.cfg.Delete && l.cfg.RetentionBytes >= 0 && total-size >= l.cfg.RetentionBytes
 		byStart := n+1 < len(segs) && segs[n+1].base <= lso
 		if !byTime && !bySize && !byStart {
@@ -1271,7 +1341,7 @@ func (l *Log) truncateLocked(offset int64) error {
 	lso := l.logStartOffset.Load()
 	if offset < lso || offset <= segs[0].base {
 		// Empty the log and restart at offset.
-		s, err := openSegment(l.fs, l.dir, offset, l.cfg, !l.segmentFileExists(offset), l.clock())
+		s, err := openSegment(l.fs, l.caches, l.dir, offset, l.cfg, !l.segmentFileExists(offset), true, l.clock())
 		if err != nil {
 			return err
 		}
@@ -1296,8 +1366,7 @@ func (l *Log) truncateLocked(offset int64) error {
 		if err := l.deleteSegmentsLocked(len(victims)); err != nil {
 			return err
 		}
-		if err := errors.Join(s.index.reset(), s.timeIndex.reset(),
-			s.index.preallocate(int64(l.cfg.MaxIndexSize)), s.timeIndex.preallocate(int64(l.cfg.MaxIndexSize))); err != nil {
+		if err := errors.Join(s.index.reset(), s.timeIndex.reset()); err != nil {
 			return err
 		}
 		s.rollJitter(l.cfg)
@@ -1312,14 +1381,15 @@ func (l *Log) truncateLocked(offset int64) error {
 		l.segs.Store(&cut)
 		for _, s := range later {
 			s.deleted.Store(true)
-			for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
-				if err := l.fs.Rename(s.path(suf), s.path(suf)+deletedSuffix); err != nil {
-					return fmt.Errorf("rename %s for deletion: %w", s.path(suf), err)
-				}
+			if err := s.renameFiles(l.fs, deletedSuffix); err != nil {
+				return fmt.Errorf("%w (for deletion)", err)
 			}
 			l.scheduleDelete(s)
 		}
 		s := cut[len(cut)-1]
+		if err := s.activate(); err != nil {
+			return err
+		}
 		buf := make([]byte, batchPrefix)
 		b, found, err := s.findBatch(offset, s.size.Load(), buf)
 		if err != nil {
@@ -1334,11 +1404,11 @@ func (l *Log) truncateLocked(offset int64) error {
 		if err := s.rebuildIndexes(l.cfg); err != nil {
 			return err
 		}
-		if err := errors.Join(s.index.preallocate(int64(l.cfg.MaxIndexSize)), s.timeIndex.preallocate(int64(l.cfg.MaxIndexSize))); err != nil {
-			return err
-		}
 		leo := s.nextOffset
 		if len(cut) > 1 {
+			if err := l.statsLocked(cut[len(cut)-2]); err != nil {
+				return err
+			}
 			leo = max(leo, cut[len(cut)-2].nextOffset)
 		}
 		l.publishEndLocked(Position{Offset: leo, SegmentBase: s.base, Pos: s.size.Load()})
@@ -1385,7 +1455,7 @@ func (l *Log) Close() error {
 		active := segs[len(segs)-1]
 		errs = append(errs,
 			active.timeIndex.maybeAppend(active.maxTimestamp, active.relOffset(active.offsetOfMaxTimestamp), true),
-			active.index.trim(), active.timeIndex.trim(), active.index.file.Sync(), active.timeIndex.file.Sync())
+			active.seal(), active.index.sync(), active.timeIndex.sync())
 		l.writeSnapshotLocked(l.endPos.Load().Offset)
 	}
 	for _, s := range l.segments() {

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -37,6 +38,7 @@ type Manager struct {
 	configFor func(topic string) Config
 	dirs      []*logDir
 	cleaner   *cleaner
+	caches    *segmentCaches
 
 	stop chan struct{}
 	wg   sync.WaitGroup // background goroutines
@@ -73,6 +75,7 @@ func OpenManager(cfg ManagerConfig, configFor func(topic string) Config) (*Manag
 		stop: make(chan struct{}), logs: map[TopicPartition]*Log{}, dirOf: map[TopicPartition]*logDir{},
 	}
 	m.cleaner = newCleaner(m)
+	m.caches = newSegmentCaches(fdLimitedMaxFiles(cmp.Or(cfg.MaxOpenSegmentFiles, DefaultMaxOpenSegmentFiles)), cfg.IndexCacheBytes)
 	for _, path := range cfg.Dirs {
 		d := &logDir{path: path}
 		m.dirs = append(m.dirs, d)
@@ -155,7 +158,7 @@ func (m *Manager) loadDir(d *logDir) error {
 		}
 		l, err := openLog(logParams{
 			fs: m.fs, dir: full, tp: tp, cfg: m.configFor(tp.Topic), clock: m.clock, logger: m.logger,
-			hooks: m.hooksFor(d), recoveryPoint: rp, logStartOffset: start, clean: clean,
+			hooks: m.hooksFor(d), recoveryPoint: rp, logStartOffset: start, clean: clean, caches: m.caches,
 		})
 		if err != nil {
 			return fmt.Errorf("load partition %s: %w", full, err)
@@ -348,7 +351,7 @@ func (m *Manager) GetOrCreate(topic string, partition int32, topicID [16]byte, c
 	}
 	l, err := openLog(logParams{
 		fs: m.fs, dir: filepath.Join(best.path, tp.String()), tp: tp, cfg: cfg, clock: m.clock, logger: m.logger,
-		hooks: m.hooksFor(best), clean: true, topicID: topicID, create: true,
+		hooks: m.hooksFor(best), clean: true, topicID: topicID, create: true, caches: m.caches,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", tp, err)

@@ -128,15 +128,30 @@ func (ps *producerState) update(h *record.Header, baseOffset int64) {
 //	count × { producerID int64, epoch int16, lastTimestamp int64,
 //	          nbatches uint8, nbatches × { firstSeq int32, lastSeq int32,
 //	          firstOffset int64, lastOffset int64, maxTimestamp int64 } }
+//
+// Version 2 appends the log's transaction state (txn.go), so that an open
+// replays only the batches after the snapshot instead of the whole log:
+//
+//	nOngoing uint32, nOngoing × { producerID int64, firstOffset int64 }
+//	nAborted uint32, nAborted × { producerID int64, firstOffset int64, lastOffset int64 }
+//	nEpochs  uint32, nEpochs  × { producerID int64, coordinatorEpoch int32 }
+//
+// A version 1 snapshot (no transaction state) makes the open rebuild the
+// transaction state from every batch header.
 const (
-	snapshotMagic   = "SWPS"
-	snapshotVersion = 1
-	snapshotHeader  = 4 + 2 + 4
+	snapshotMagic     = "SWPS"
+	snapshotVersion   = 1
+	snapshotVersionTx = 2
+	snapshotHeader    = 4 + 2 + 4
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-func (ps *producerState) encode() []byte {
+func (ps *producerState) encode() []byte { return ps.encodeWith(nil) }
+
+// encodeWith encodes a version 2 snapshot with ts, or version 1 when ts
+// is nil.
+func (ps *producerState) encodeWith(ts *txnState) []byte {
 	ids := make([]int64, 0, len(ps.producers))
 	for id := range ps.producers {
 		ids = append(ids, id)
@@ -160,20 +175,116 @@ func (ps *producerState) encode() []byte {
 			b = binary.BigEndian.AppendUint64(b, uint64(pb.maxTimestamp))
 		}
 	}
+	if ts != nil {
+		binary.BigEndian.PutUint16(b[4:], snapshotVersionTx)
+		b = ts.appendTo(b)
+	}
 	binary.BigEndian.PutUint32(b[6:], crc32.Checksum(b[snapshotHeader:], castagnoli))
 	return b
 }
 
-func decodeProducerSnapshot(b []byte) (*producerState, error) {
-	if len(b) < snapshotHeader+4 || string(b[:4]) != snapshotMagic {
-		return nil, fmt.Errorf("not a producer snapshot: %w", ErrCorrupt)
+func (ts *txnState) appendTo(b []byte) []byte {
+	be := binary.BigEndian
+	ids := make([]int64, 0, len(ts.ongoing))
+	for id := range ts.ongoing {
+		ids = append(ids, id)
 	}
-	if v := binary.BigEndian.Uint16(b[4:]); v != snapshotVersion {
-		return nil, fmt.Errorf("producer snapshot version %d: %w", v, ErrCorrupt)
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	b = be.AppendUint32(b, uint32(len(ids)))
+	for _, id := range ids {
+		b = be.AppendUint64(b, uint64(id))
+		b = be.AppendUint64(b, uint64(ts.ongoing[id]))
+	}
+	b = be.AppendUint32(b, uint32(len(ts.aborted)))
+	for _, a := range ts.aborted {
+		b = be.AppendUint64(b, uint64(a.ProducerID))
+		b = be.AppendUint64(b, uint64(a.FirstOffset))
+		b = be.AppendUint64(b, uint64(a.LastOffset))
+	}
+	ids = ids[:0]
+	for id := range ts.coordinatorEpochs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	b = be.AppendUint32(b, uint32(len(ids)))
+	for _, id := range ids {
+		b = be.AppendUint64(b, uint64(id))
+		b = be.AppendUint32(b, uint32(ts.coordinatorEpochs[id]))
+	}
+	return b
+}
+
+func decodeTxnState(p []byte) (*txnState, error) {
+	be := binary.BigEndian
+	short := fmt.Errorf("producer snapshot transaction state truncated: %w", ErrCorrupt)
+	ts := newTxnState()
+	count := func(each int) (int, error) {
+		if len(p) < 4 {
+			return 0, short
+		}
+		n := int(be.Uint32(p))
+		p = p[4:]
+		if n < 0 || len(p)/each < n {
+			return 0, short
+		}
+		return n, nil
+	}
+	n, err := count(16)
+	if err != nil {
+		return nil, err
+	}
+	for range n {
+		ts.ongoing[int64(be.Uint64(p))] = int64(be.Uint64(p[8:]))
+		p = p[16:]
+	}
+	if n, err = count(24); err != nil {
+		return nil, err
+	}
+	for range n {
+		ts.aborted = append(ts.aborted, AbortedTxn{ProducerID: int64(be.Uint64(p)),
+			FirstOffset: int64(be.Uint64(p[8:])), LastOffset: int64(be.Uint64(p[16:]))})
+		p = p[24:]
+	}
+	if n, err = count(12); err != nil {
+		return nil, err
+	}
+	for range n {
+		ts.coordinatorEpochs[int64(be.Uint64(p))] = int32(be.Uint32(p[8:]))
+		p = p[12:]
+	}
+	return ts, nil
+}
+
+func decodeProducerSnapshot(b []byte) (*producerState, error) {
+	ps, _, err := decodeSnapshot(b)
+	return ps, err
+}
+
+// decodeSnapshot decodes a producer snapshot; ts is nil for version 1.
+func decodeSnapshot(b []byte) (*producerState, *txnState, error) {
+	if len(b) < snapshotHeader+4 || string(b[:4]) != snapshotMagic {
+		return nil, nil, fmt.Errorf("not a producer snapshot: %w", ErrCorrupt)
+	}
+	v := binary.BigEndian.Uint16(b[4:])
+	if v != snapshotVersion && v != snapshotVersionTx {
+		return nil, nil, fmt.Errorf("producer snapshot version %d: %w", v, ErrCorrupt)
 	}
 	if crc := binary.BigEndian.Uint32(b[6:]); crc != crc32.Checksum(b[snapshotHeader:], castagnoli) {
-		return nil, fmt.Errorf("producer snapshot CRC mismatch: %w", ErrCorrupt)
+		return nil, nil, fmt.Errorf("producer snapshot CRC mismatch: %w", ErrCorrupt)
 	}
+	ps, p, err := decodeProducers(b)
+	if err != nil || v == snapshotVersion {
+		return ps, nil, err
+	}
+	ts, err := decodeTxnState(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ps, ts, nil
+}
+
+// decodeProducers decodes the producer entries and returns what follows.
+func decodeProducers(b []byte) (*producerState, []byte, error) {
 	p := b[snapshotHeader:]
 	n := binary.BigEndian.Uint32(p)
 	p = p[4:]
@@ -181,14 +292,14 @@ func decodeProducerSnapshot(b []byte) (*producerState, error) {
 	short := fmt.Errorf("producer snapshot truncated: %w", ErrCorrupt)
 	for range n {
 		if len(p) < 19 {
-			return nil, short
+			return nil, nil, short
 		}
 		id := int64(binary.BigEndian.Uint64(p))
 		e := &producerEntry{epoch: int16(binary.BigEndian.Uint16(p[8:])), lastTimestamp: int64(binary.BigEndian.Uint64(p[10:]))}
 		nb := int(p[18])
 		p = p[19:]
 		if nb > producerBatchesKept || len(p) < nb*32 {
-			return nil, short
+			return nil, nil, short
 		}
 		for range nb {
 			e.batches = append(e.batches, producerBatch{
@@ -202,7 +313,7 @@ func decodeProducerSnapshot(b []byte) (*producerState, error) {
 		}
 		ps.producers[id] = e
 	}
-	return ps, nil
+	return ps, p, nil
 }
 
 // ProducerInfo is one producer of a partition as DescribeProducers

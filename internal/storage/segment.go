@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,14 +48,15 @@ func parseOffsetName(name, suffix string) (int64, bool) {
 	return n, true
 }
 
-// segment is one .log file with its two indexes. base and the files are
-// immutable; size is published atomically after each append so readers
-// never see a partial batch; the other mutable fields are guarded by the
-// owning Log's mu.
+// segment is one .log file with its two indexes. base is immutable; the
+// files are opened on demand (segFile, diskIndex), so an inactive segment
+// holds no descriptor and no index entry until it is read; size is
+// published atomically after each append so readers never see a partial
+// batch; the other mutable fields are guarded by the owning Log's mu.
 type segment struct {
 	base      int64
 	dir       string
-	log       File
+	log       File // a *segFile, except for the cleaner's segments in the making
 	index     *offsetIndex
 	timeIndex *timeIndex
 
@@ -69,75 +72,131 @@ type segment struct {
 	jitterMs                 int64 // segment.jitter.ms draw for this segment
 	indexMissing             bool  // an index file did not exist at open: rebuild
 	bytesSinceLastIndexEntry int64
+	indexInterval            int64      // index.interval.bytes at open, for repair
+	repairMu                 sync.Mutex // serialises repair
+	// statsPending: nextOffset, maxTimestamp, offsetOfMaxTimestamp and
+	// rollingBasedTimestamp are not loaded yet (an inactive segment after a
+	// clean shutdown); Log.statsLocked loads them on first need.
+	statsPending bool
 }
 
 func (s *segment) path(suffix string) string {
 	return filepath.Join(s.dir, filenamePrefix(s.base)+suffix)
 }
 
-// openSegment opens (create=true: creates) the three files of a segment.
-func openSegment(fs FS, dir string, base int64, cfg Config, create bool, now time.Time) (*segment, error) {
+// openSegment opens (create=true: creates) a segment. Only the .log of an
+// active segment is opened now (and pinned open); the files of an inactive
+// one are only stat'ed. Missing index files are created empty and noted
+// in indexMissing.
+func openSegment(fs FS, caches *segmentCaches, dir string, base int64, cfg Config, create, active bool, now time.Time) (*segment, error) {
 	s := &segment{base: base, dir: dir, nextOffset: base, maxTimestamp: -1, offsetOfMaxTimestamp: base,
 		rollingBasedTimestamp: -1, created: now}
-	flag := os.O_RDWR
+	s.index = newOffsetIndex(fs, caches.indexes, s.path(indexSuffix), int(cfg.MaxIndexSize)/offsetEntrySize)
+	s.timeIndex = newTimeIndex(fs, caches.indexes, s.path(timeIndexSuffix), int(cfg.MaxIndexSize)/timeEntrySize)
+	s.indexInterval = int64(cfg.IndexIntervalBytes)
+	s.index.repair, s.timeIndex.repair = s.repair, s.repair
 	if create {
-		flag |= os.O_CREATE | os.O_EXCL
-	}
-	var err error
-	if s.log, err = fs.OpenFile(s.path(logSuffix), flag, 0o644); err != nil {
-		return nil, fmt.Errorf("open segment %s: %w", s.path(logSuffix), err)
-	}
-	// Indexes are rebuildable: create them whenever missing.
-	idxFlag := os.O_RDWR | os.O_CREATE
-	if create {
-		idxFlag |= os.O_TRUNC
-	}
-	if !create {
-		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
-			if ok, err := fileExists(fs, s.path(suf)); err == nil && !ok {
-				s.indexMissing = true
+		f, err := fs.OpenFile(s.path(logSuffix), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("open segment %s: %w", s.path(logSuffix), err)
+		}
+		h := newSegFile(fs, caches.files, s.path(logSuffix), f)
+		s.log = h
+		if err := errors.Join(s.index.reset(), s.timeIndex.reset()); err != nil {
+			h.Close()
+			return nil, err
+		}
+		if active {
+			if err := h.pin(); err != nil {
+				h.Close()
+				return nil, err
 			}
 		}
+		return s, nil
 	}
-	idx, err := fs.OpenFile(s.path(indexSuffix), idxFlag, 0o644)
+	fi, err := fs.Stat(s.path(logSuffix))
 	if err != nil {
-		s.log.Close()
-		return nil, fmt.Errorf("open index %s: %w", s.path(indexSuffix), err)
+		return nil, fmt.Errorf("open segment %s: %w", s.path(logSuffix), err)
 	}
-	tidx, err := fs.OpenFile(s.path(timeIndexSuffix), idxFlag, 0o644)
-	if err != nil {
-		s.log.Close()
-		idx.Close()
-		return nil, fmt.Errorf("open time index %s: %w", s.path(timeIndexSuffix), err)
-	}
-	s.index = &offsetIndex{file: idx, maxEntries: int(cfg.MaxIndexSize) / offsetEntrySize}
-	s.timeIndex = &timeIndex{file: tidx, maxEntries: int(cfg.MaxIndexSize) / timeEntrySize}
-	if !create {
-		fi, err := s.log.Stat()
-		if err != nil {
-			s.close()
-			return nil, fmt.Errorf("stat %s: %w", s.path(logSuffix), err)
+	s.size.Store(fi.Size())
+	h := newSegFile(fs, caches.files, s.path(logSuffix), nil)
+	s.log = h
+	// Indexes are rebuildable: create them whenever missing or insane.
+	check := func(path string, setFileSize func(int64) error, reset func() error) error {
+		fi, err := fs.Stat(path)
+		if err == nil {
+			err = setFileSize(fi.Size())
 		}
-		s.size.Store(fi.Size())
+		if err == nil {
+			return nil
+		}
+		s.indexMissing = true
+		return reset()
+	}
+	if err := check(s.path(indexSuffix), s.index.setFileSize, s.index.reset); err != nil {
+		return nil, err
+	}
+	if err := check(s.path(timeIndexSuffix), s.timeIndex.setFileSize, s.timeIndex.reset); err != nil {
+		return nil, err
+	}
+	if active {
+		if err := h.pin(); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
 
 func (s *segment) close() error {
-	return errors.Join(s.log.Close(), s.index.file.Close(), s.timeIndex.file.Close())
+	s.index.drop()
+	s.timeIndex.drop()
+	return s.log.Close()
 }
 
 func (s *segment) sync() error {
 	if err := s.log.Sync(); err != nil {
 		return fmt.Errorf("fsync %s: %w", s.log.Name(), err)
 	}
-	if err := s.index.file.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", s.index.file.Name(), err)
+	return errors.Join(s.index.sync(), s.timeIndex.sync())
+}
+
+// seal writes both indexes out whole (the segment is rolled or closed).
+func (s *segment) seal() error {
+	return errors.Join(s.index.seal(), s.timeIndex.seal())
+}
+
+// renameFiles renames the three files to their name plus suffix (for
+// deletion); later opens use the new names.
+func (s *segment) renameFiles(fs FS, suffix string) error {
+	if h, ok := s.log.(*segFile); ok {
+		if err := h.rename(s.path(logSuffix) + suffix); err != nil {
+			return fmt.Errorf("rename %s: %w", s.path(logSuffix), err)
+		}
+	} else if err := fs.Rename(s.path(logSuffix), s.path(logSuffix)+suffix); err != nil {
+		return fmt.Errorf("rename %s: %w", s.path(logSuffix), err)
 	}
-	if err := s.timeIndex.file.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", s.timeIndex.file.Name(), err)
+	if err := s.index.rename(s.path(indexSuffix) + suffix); err != nil {
+		return fmt.Errorf("rename %s: %w", s.path(indexSuffix), err)
+	}
+	if err := s.timeIndex.rename(s.path(timeIndexSuffix) + suffix); err != nil {
+		return fmt.Errorf("rename %s: %w", s.path(timeIndexSuffix), err)
 	}
 	return nil
+}
+
+// activate pins the .log open (the segment became the active one).
+func (s *segment) activate() error {
+	if h, ok := s.log.(*segFile); ok {
+		return h.pin()
+	}
+	return nil
+}
+
+// deactivate hands the .log to the file cache (the segment was rolled).
+func (s *segment) deactivate() {
+	if h, ok := s.log.(*segFile); ok {
+		h.unpin()
+	}
 }
 
 // relOffset converts an absolute offset to the index's relative form,
@@ -272,6 +331,7 @@ func (s *segment) recover(cfg Config, prevNext int64, visit func(record.Header, 
 	if err := errors.Join(s.index.reset(), s.timeIndex.reset()); err != nil {
 		return 0, err
 	}
+	s.statsPending, s.indexMissing = false, false
 	s.nextOffset = max(s.base, prevNext)
 	s.maxTimestamp, s.offsetOfMaxTimestamp, s.rollingBasedTimestamp = -1, s.base, -1
 	s.bytesSinceLastIndexEntry = 0
@@ -365,29 +425,39 @@ func (s *segment) indexBatchLocked(cfg Config, h record.Header, pos, size int64)
 }
 
 // loadTrusted fills the in-memory stats of a segment whose log is trusted
-// (clean shutdown, or before the recovery point): it loads both indexes and
-// scans only the batches after the last time-index entry. It returns an
-// error wrapping ErrCorrupt when an index is not sane; the caller rebuilds.
-func (s *segment) loadTrusted(cfg Config) error {
+// (clean shutdown, or before the recovery point). It reads the last entry
+// of each index and the first batch header, and scans only the batch
+// headers from the last offset-index entry on. verify (after an unclean shutdown) first reads both index files
+// whole and checks that they are sane. It returns an error wrapping
+// ErrCorrupt when an index is not sane; the caller rebuilds.
+func (s *segment) loadTrusted(cfg Config, verify bool) error {
+	s.statsPending = false
 	s.nextOffset = s.base
 	s.maxTimestamp, s.offsetOfMaxTimestamp, s.rollingBasedTimestamp = -1, s.base, -1
 	if s.indexMissing {
-		return fmt.Errorf("%s or its time index is missing: %w", s.index.file.Name(), ErrCorrupt)
+		return fmt.Errorf("%s or its time index is missing: %w", s.index.name(), ErrCorrupt)
 	}
-	if err := s.index.load(); err != nil {
+	if verify {
+		if err := errors.Join(s.index.check(), s.timeIndex.check()); err != nil {
+			return err
+		}
+	}
+	oe, haveOE, err := s.index.lastEntry()
+	if err != nil {
 		return err
 	}
-	if err := s.timeIndex.load(); err != nil {
+	te, haveTE, err := s.timeIndex.lastEntry()
+	if err != nil {
 		return err
 	}
 	size := s.size.Load()
-	if e, ok := s.index.last(); ok && int64(e.pos) >= size {
-		return fmt.Errorf("%s: entry position %d past log end %d: %w", s.index.file.Name(), e.pos, size, ErrCorrupt)
+	if haveOE && int64(oe.pos) >= size {
+		return fmt.Errorf("%s: entry position %d past log end %d: %w", s.index.name(), oe.pos, size, ErrCorrupt)
 	}
 	buf := make([]byte, batchPrefix)
 	if size == 0 {
-		if s.index.len() > 0 || s.timeIndex.len() > 0 {
-			return fmt.Errorf("%s: entries for an empty log: %w", s.index.file.Name(), ErrCorrupt)
+		if haveOE || haveTE {
+			return fmt.Errorf("%s: entries for an empty log: %w", s.index.name(), ErrCorrupt)
 		}
 		return nil
 	}
@@ -396,16 +466,20 @@ func (s *segment) loadTrusted(cfg Config) error {
 		return err
 	}
 	s.rollingBasedTimestamp = first.maxTimestamp
+	// Each offset-index entry was added together with a time-index entry
+	// for the largest timestamp so far (when it grew), so the last time
+	// entry covers every batch up to the last offset entry's: scan only
+	// from there.
 	pos := int64(0)
-	if te, ok := s.timeIndex.last(); ok {
+	if haveTE {
 		s.maxTimestamp, s.offsetOfMaxTimestamp = te.ts, s.base+int64(te.rel)
-		pos = s.index.lookup(te.rel)
 	}
-	if oe, ok := s.index.last(); ok {
+	if haveOE {
+		pos = int64(oe.pos)
 		// The last offset-index entry must point at a batch that ends at it.
 		b, err := s.readBounds(int64(oe.pos), size, buf)
 		if err != nil || b.lastOffset != s.base+int64(oe.rel) {
-			return fmt.Errorf("%s: last entry does not match the log: %w", s.index.file.Name(), ErrCorrupt)
+			return fmt.Errorf("%s: last entry does not match the log: %w", s.index.name(), ErrCorrupt)
 		}
 	}
 	for pos < size {
@@ -419,8 +493,8 @@ func (s *segment) loadTrusted(cfg Config) error {
 		s.nextOffset = b.lastOffset + 1
 		pos += b.size
 	}
-	if te, ok := s.timeIndex.last(); ok && s.base+int64(te.rel) >= s.nextOffset {
-		return fmt.Errorf("%s: entry offset past log end: %w", s.timeIndex.file.Name(), ErrCorrupt)
+	if haveTE && s.base+int64(te.rel) >= s.nextOffset {
+		return fmt.Errorf("%s: entry offset past log end: %w", s.timeIndex.name(), ErrCorrupt)
 	}
 	return nil
 }
@@ -431,6 +505,7 @@ func (s *segment) rebuildIndexes(cfg Config) error {
 	if err := errors.Join(s.index.reset(), s.timeIndex.reset()); err != nil {
 		return err
 	}
+	s.statsPending, s.indexMissing = false, false
 	s.nextOffset = s.base
 	s.maxTimestamp, s.offsetOfMaxTimestamp, s.rollingBasedTimestamp = -1, s.base, -1
 	s.bytesSinceLastIndexEntry = 0
@@ -460,4 +535,50 @@ func (s *segment) largestTimestamp() int64 {
 		return fi.ModTime().UnixMilli()
 	}
 	return -1
+}
+
+// repair rebuilds both index files of an inactive segment from its batch
+// headers, after a lookup found one insane (a damaged file of a segment
+// that was not checked at a clean start). It changes no stats and leaves
+// the active segment alone (its indexes are checked at open and rebuilt
+// by recovery). It reports whether the files were rebuilt.
+func (s *segment) repair() bool {
+	if h, ok := s.log.(*segFile); !ok || h.isPinned() || s.deleted.Load() {
+		return false
+	}
+	s.repairMu.Lock()
+	defer s.repairMu.Unlock()
+	size := s.size.Load()
+	buf := make([]byte, batchPrefix)
+	var oes []offsetEntry
+	var tes []timeEntry
+	maxTs, offMax, since := int64(-1), s.base, int64(0)
+	addTime := func() {
+		if maxTs < 0 || len(tes) >= s.timeIndex.maxEntries {
+			return
+		}
+		if n := len(tes); n > 0 && (maxTs <= tes[n-1].ts || s.relOffset(offMax) < tes[n-1].rel) {
+			return
+		}
+		tes = append(tes, timeEntry{ts: maxTs, rel: s.relOffset(offMax)})
+	}
+	for pos := int64(0); pos < size; {
+		b, err := s.readBounds(pos, size, buf)
+		if err != nil {
+			return false
+		}
+		if b.maxTimestamp > maxTs {
+			maxTs, offMax = b.maxTimestamp, b.lastOffset
+		}
+		if since > s.indexInterval && len(oes) < s.index.maxEntries {
+			oes = append(oes, offsetEntry{rel: s.relOffset(b.lastOffset), pos: int32(pos)})
+			addTime()
+			since = 0
+		}
+		since += b.size
+		pos += b.size
+	}
+	addTime()
+	slog.Warn("rebuilt a damaged index of an inactive segment", "segment", s.path(logSuffix))
+	return s.index.replace(oes) == nil && s.timeIndex.replace(tes) == nil
 }

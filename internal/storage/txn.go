@@ -29,8 +29,10 @@ type AbortedTxn struct {
 // txnState is Kafka's ongoing-transaction tracking and aborted-transaction
 // index of one log, kept in memory: per producer id the first offset of
 // its ongoing transaction, and every aborted transaction in marker order.
-// It is rebuilt at open (and after a truncation) by a scan of every batch
-// header of the log, reading only control batches whole; there is no
+// It is saved in every producer snapshot (producer.go) and rebuilt at open
+// (and after a truncation) from the newest snapshot plus a scan of the
+// batch headers after it, reading only control batches whole (every
+// header of the log when the snapshot is of version 1); there is no
 // .txnindex file. Guarded by Log.txnMu (taken after Log.mu); firstUnstable
 // is readable without it.
 type txnState struct {
@@ -120,18 +122,30 @@ func (l *Log) updateTxnLocked(h *record.Header, batch []byte) {
 	l.txnMu.Unlock()
 }
 
-// loadTxnStateLocked rebuilds the transaction state from every batch of
-// the log. Data batches cost a header read; control batches are read
-// whole to learn COMMIT or ABORT.
-func (l *Log) loadTxnStateLocked() error {
-	ts := newTxnState()
+// loadTxnStateLocked rebuilds the transaction state: ts (the state of a
+// producer snapshot at offset from, or empty with from = MinInt64) plus
+// every batch whose last offset is at or past from. Data batches cost a
+// header read; control batches are read whole to learn COMMIT or ABORT.
+func (l *Log) loadTxnStateLocked(ts *txnState, from int64) error {
 	hb := make([]byte, batchPrefix)
-	for _, s := range *l.segs.Load() {
+	segs := *l.segs.Load()
+	for i, s := range segs {
 		size := s.size.Load()
-		for pos := int64(0); pos < size; {
+		if endBoundLocked(segs, i) <= from || size == 0 {
+			continue
+		}
+		pos := int64(0)
+		if from > s.base {
+			pos = s.index.lookup(s.relOffset(from))
+		}
+		for pos < size {
 			b, err := s.readBounds(pos, size, hb)
 			if err != nil {
 				return fmt.Errorf("load transactions of %s: %w", l.tp, err)
+			}
+			if b.lastOffset < from {
+				pos += b.size
+				continue
 			}
 			h, err := record.ParseHeader(hb)
 			if err != nil {
