@@ -4,11 +4,14 @@
 //
 // Connections. Each connection has a reader goroutine and a writer
 // goroutine. The reader reads one frame, decodes it (holding one of
-// num.network.threads decode slots), queues it on the broker-wide request
-// queue (capacity queued.max.requests; a full queue blocks the reader,
-// which stops reading the socket: backpressure), and waits until the
-// request is handled before reading the next frame — Kafka's muting, which
-// keeps responses in request order while clients pipeline. The writer
+// num.network.threads decode slots), runs a produce request itself when a
+// num.io.threads handler slot is free, and otherwise queues the request on
+// the broker-wide request queue (capacity queued.max.requests; a full
+// queue blocks the reader, which stops reading the socket: backpressure).
+// It reads the next frame once the request is released: answered, or for
+// an acks=all produce appended and waiting only for the ISR (Kafka's
+// muting, relaxed so one client's produces overlap with replication). A
+// per-connection sequencer keeps answers in request order. The writer
 // sends encoded responses, record data from segment files with sendfile.
 //
 // Handlers run on the io goroutines. A handler answers exactly once with

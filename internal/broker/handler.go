@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -22,8 +23,17 @@ type request struct {
 	principal security.Principal // who sent it (the connection's, when it was read)
 	received  time.Time
 	times     requestTimes  // phases for the request metrics (metrics_request.go)
-	handled   chan struct{} // closed once answered (or known to need no answer)
+	handled   chan struct{} // when not nil, closed once answered (or known to need no answer)
 	once      sync.Once
+
+	// The connection's response sequencer (conn.deliver): a request
+	// read by readLoop is ordered behind the connection's earlier
+	// requests, and its answer waits there until they are answered.
+	ordered  bool           // registered in its connection's sequencer
+	ready    bool           // answered (guarded by the sequencer's lock)
+	resp     *wire.Response // the answer; nil: none (guarded likewise)
+	last     bool           // the connection closes after resp (guarded likewise)
+	released atomic.Bool    // readLoop was let go to read the next request
 }
 
 // respond encodes resp for this request and queues it on the connection.
@@ -38,9 +48,8 @@ func (r *request) respond(resp kmsg.Response) {
 // respondRaw queues an already encoded response.
 func (r *request) respondRaw(resp *wire.Response) {
 	r.once.Do(func() {
-		r.answered(resp)
-		r.c.send(resp)
-		close(r.handled)
+		r.c.deliver(r, resp, false)
+		r.finished()
 	})
 }
 
@@ -53,11 +62,9 @@ func (r *request) respondAndClose(resp kmsg.Response) {
 	enc := wire.EncodeResponse(r.hdr.CorrelationID, flexible, resp)
 	r.countErrors(resp)
 	r.once.Do(func() {
-		r.answered(enc)
 		r.c.closeAfter = true
-		r.c.send(enc)
-		r.c.send(nil)
-		close(r.handled)
+		r.c.deliver(r, enc, true)
+		r.finished()
 	})
 }
 
@@ -65,7 +72,8 @@ func (r *request) respondAndClose(resp kmsg.Response) {
 func (r *request) respondNone() {
 	r.once.Do(func() {
 		r.answeredNone()
-		close(r.handled)
+		r.c.deliver(r, nil, false)
+		r.finished()
 	})
 }
 
@@ -75,8 +83,33 @@ func (r *request) closeConn() {
 	r.once.Do(func() {
 		r.answeredNone()
 		r.c.shutdown() // before readLoop may read another frame
-		close(r.handled)
+		r.c.deliver(r, nil, false)
+		r.finished()
 	})
+}
+
+// finished marks r answered for whoever waits on it: handled is closed
+// and readLoop, unless released earlier, may read the next request.
+func (r *request) finished() {
+	if r.handled != nil {
+		close(r.handled)
+	}
+	r.release()
+}
+
+// release lets the connection's readLoop read the next request while r is
+// still unanswered: a produce whose records are appended and that only
+// waits for the ISR (pipelining). Its answer still leaves in request
+// order. Once released, r must no longer read its request's bytes: the
+// reader reuses them for the next frame. Idempotent; every request is
+// released when it is answered.
+func (r *request) release() {
+	if r.released.CompareAndSwap(false, true) && r.c != nil {
+		select {
+		case r.c.next <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // api is one entry of the dispatch table.

@@ -24,6 +24,10 @@ package broker
 // timestamp type and max timestamp (the CRC is then recomputed). acks=0 gets no response; a failed
 // acks=0 produce closes the connection, as Kafka does. acks=-1 on a single
 // node is satisfied by the local append (the ISR is the leader alone).
+// Deviation (pipelining): an acks=-1 request whose records are appended
+// and that waits only for the ISR lets its connection read and append the
+// client's next request meanwhile (Kafka mutes the connection until the
+// response is sent); responses still leave in request order.
 //
 // compression.type "producer" keeps the producer's codec (the fast path);
 // any other codec makes the broker re-encode batches that differ, as Kafka
@@ -153,6 +157,11 @@ func (b *Broker) produce(r *request, req *kmsg.ProduceRequest) {
 		resp.Topics = append(resp.Topics, st)
 	}
 	if len(waits) > 0 {
+		// Every record is appended and nothing of the request is read
+		// any more: the connection may read the client's next request
+		// while this one waits for the ISR (its answer still leaves in
+		// request order).
+		r.release()
 		go b.waitProduce(r, req, resp, waits)
 		return
 	}

@@ -1,12 +1,12 @@
 package broker
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/bits"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -26,6 +26,7 @@ type server struct {
 	lns      []*boundListener
 	requests chan *request // bounded by queued.max.requests
 	netSlots chan struct{} // num.network.threads decode slots
+	ioSlots  chan struct{} // num.io.threads handler slots (ioLoop, and produce on a reader)
 	closing  chan struct{}
 
 	wg sync.WaitGroup // every goroutine the server starts
@@ -46,6 +47,7 @@ func newServer(b *Broker, lns []*boundListener) *server {
 		lns:      lns,
 		requests: make(chan *request, b.cfg.QueuedMaxRequests),
 		netSlots: make(chan struct{}, b.cfg.NumNetworkThreads),
+		ioSlots:  make(chan struct{}, b.cfg.NumIOThreads),
 		closing:  make(chan struct{}),
 		conns:    map[*conn]struct{}{},
 	}
@@ -109,7 +111,8 @@ func (s *server) acceptLoop(bl *boundListener) {
 			}
 		}
 		c := &conn{s: s, nc: nc, ls: bl.sec, host: hostOf(nc.RemoteAddr()), principal: security.Anonymous,
-			out: make(chan *wire.Response, connQueue), written: make(chan struct{}, 1), done: make(chan struct{})}
+			out: make(chan *wire.Response, connQueue), written: make(chan struct{}, 1), next: make(chan struct{}, 1),
+			done: make(chan struct{})}
 		if bl.sec.usesSASL() {
 			c.sasl = saslStart
 		}
@@ -133,12 +136,21 @@ type socketBuffers interface {
 	SetWriteBuffer(bytes int) error
 }
 
-// ioLoop is one of num.io.threads request handlers.
+// ioLoop is one of num.io.threads request handlers. It holds a handler
+// slot while it runs one, so that together with the produce requests
+// handled on their readers (conn.dispatch) no more than num.io.threads
+// handlers run at a time.
 func (s *server) ioLoop() {
 	for {
 		select {
 		case r := <-s.requests:
+			select {
+			case s.ioSlots <- struct{}{}:
+			case <-s.closing:
+				return
+			}
 			s.b.handle(r)
+			<-s.ioSlots
 		case <-s.closing:
 			return
 		}
@@ -150,7 +162,8 @@ func (s *server) ioLoop() {
 // The authentication fields are written by the SaslHandshake and
 // SaslAuthenticate handlers (io goroutines) before they answer, and read
 // by readLoop after the answer: readLoop waits for each request to be
-// handled before it reads the next, which orders the two.
+// released (answered, or for a produce parked on the ISR after its append)
+// before it reads the next, which orders the two.
 type conn struct {
 	s    *server
 	nc   net.Conn
@@ -166,7 +179,9 @@ type conn struct {
 	reauthBad   string        // a re-authentication asked for another mechanism than this one
 	mutedUntil  atomic.Int64  // quota throttle (KIP-219): read nothing before it (unix ns)
 	closeAfter  bool          // the last response is queued: close once it is written
-	written     chan struct{} // writeLoop signals each response written
+	written     chan struct{} // writeLoop signals each response written, deliver each flush
+	next        chan struct{} // request.release signals readLoop that it may read on
+	seq         sequencer     // requests read and not yet on out, in request order
 	batch       *batchConn    // under the TLS connection: one write per response
 	timing      timingQueue   // queued responses' requests, for request metrics (metrics_request.go)
 
@@ -232,15 +247,31 @@ func (c *conn) handshake() error {
 	return nil
 }
 
-// readLoop reads, decodes and queues one request at a time, waiting for
-// each to be handled before reading the next.
+// readLoop reads, decodes and dispatches one request at a time. Before it
+// reads the next frame it waits until the request is released: answered,
+// or, for an acks=all produce, appended and waiting only for the ISR
+// (pipelining: the client's next produce is read and appended meanwhile).
+// Answers leave in request order whatever order they come in (deliver).
+//
+// A frame is read into the connection's buffer (kept up to
+// connBufferMax) or, when larger, into a pooled one; the reader reuses it
+// for the next frame once the request is released, so no buffer is
+// allocated or zeroed per request.
 func (c *conn) readLoop() {
 	defer c.shutdown()
 	if err := c.handshake(); err != nil {
 		return
 	}
-	br := bufio.NewReaderSize(c.nc, 64<<10)
-	var buf []byte
+	fr := wire.NewFrameReader(c.nc, frameReadBuffer)
+	var own []byte     // the connection's buffer
+	var pooled *[]byte // the last frame's, when it came from framePool
+	var last *request  // the last request read
+	defer func() {
+		// A request not yet released may still be reading its frame.
+		if pooled != nil && (last == nil || last.released.Load()) {
+			putFrameBuffer(pooled)
+		}
+	}()
 	idle := time.Duration(c.s.b.cfg.ConnectionsMaxIdleMs) * time.Millisecond
 	for {
 		if !c.waitMuted() || !c.waitQueue() {
@@ -255,17 +286,29 @@ func (c *conn) readLoop() {
 			// than sasl.server.max.receive.size (Kafka's bound).
 			maxFrame = min(maxFrame, c.ls.maxReceive)
 		}
-		frame, err := wire.ReadFrame(br, buf, maxFrame)
+		n, err := fr.ReadSize(maxFrame)
+		var frame []byte
+		if err == nil {
+			if pooled != nil {
+				putFrameBuffer(pooled)
+				pooled = nil
+			}
+			if n <= connBufferMax {
+				if cap(own) < n {
+					own = make([]byte, frameBufferSize(n))
+				}
+				frame = own[:n]
+			} else {
+				pooled = getFrameBuffer(n)
+				frame = (*pooled)[:n]
+			}
+			err = fr.ReadBody(frame)
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				c.s.b.log.Debug("closing connection", "remote", c.nc.RemoteAddr().String(), "err", err)
 			}
 			return
-		}
-		if cap(frame) <= 4<<20 {
-			// Reuse buffers up to 4 MiB (a full 1 MiB batch plus its request
-			// fits); larger ones go back to the GC.
-			buf = frame
 		}
 		if c.saslRaw {
 			if !c.saslRawToken(frame) {
@@ -285,15 +328,13 @@ func (c *conn) readLoop() {
 		if !c.admit(r) {
 			return
 		}
-		select {
-		case c.s.requests <- r:
-		case <-c.done:
-			return
-		case <-c.s.closing:
+		last = r
+		c.seq.add(r)
+		if !c.dispatch(r) {
 			return
 		}
 		select {
-		case <-r.handled:
+		case <-c.next:
 		case <-c.done:
 			return
 		case <-c.s.closing:
@@ -312,17 +353,51 @@ func (c *conn) readLoop() {
 	}
 }
 
-// connQueue is how many responses a connection may have waiting to be
-// written. readLoop reads no request while the queue is nearly full, so
-// a handler never blocks on a client that does not read (which would pin
-// an io thread).
-const connQueue = 4
+// dispatch hands a decoded request to a handler. A produce request runs
+// on the reader itself when a handler slot is free at once: it needs no
+// wait before its append (one that does, a transactional produce to
+// verify or an acks=all produce waiting for the ISR, continues on its own
+// goroutine), and so the request costs no hand-off to an io goroutine.
+// Everything else, and a produce while every slot is taken, goes on the
+// request queue. It reports false when the connection or server closed.
+func (c *conn) dispatch(r *request) bool {
+	if r.hdr.APIKey == kmsg.Produce.Int16() {
+		select {
+		case c.s.ioSlots <- struct{}{}:
+			c.s.b.handle(r)
+			<-c.s.ioSlots
+			return true
+		default:
+		}
+	}
+	select {
+	case c.s.requests <- r:
+		return true
+	case <-c.done:
+		return false
+	case <-c.s.closing:
+		return false
+	}
+}
 
-// waitQueue waits until the response queue has room for the answer to
-// the next request (two entries: respondAndClose queues a response and
-// the close). It reports false when the connection or server closed.
+// connQueue is how many responses a connection may have waiting: queued
+// for writeLoop, or answered or pipelined behind an earlier request still
+// waiting for its answer. readLoop reads no request while that nears the
+// bound, so a handler never blocks on a client that does not read (which
+// would pin an io thread) and pipelining stays bounded.
+const connQueue = 8
+
+// Frame buffers (readLoop).
+const (
+	frameReadBuffer = 64 << 10 // the read buffer small frames come through
+	connBufferMax   = 4 << 20  // largest buffer a connection keeps (a 1 MiB batch and more fit)
+)
+
+// waitQueue waits until the connection has room for the answer to the
+// next request (two entries: respondAndClose queues a response and the
+// close). It reports false when the connection or server closed.
 func (c *conn) waitQueue() bool {
-	for len(c.out) > connQueue-2 {
+	for c.queued() > connQueue-2 {
 		select {
 		case <-c.written:
 		case <-c.done:
@@ -332,6 +407,135 @@ func (c *conn) waitQueue() bool {
 		}
 	}
 	return true
+}
+
+// sequencer keeps a connection's requests in the order they were read
+// until their answers are queued for writeLoop, so that answers leave in
+// request order though handlers answer in any order: a pipelined produce
+// waits for the ISR while later requests are answered. It is safe for
+// concurrent use.
+type sequencer struct {
+	mu sync.Mutex
+	q  []*request // oldest first
+}
+
+// add appends r, read by readLoop, behind the connection's earlier
+// requests.
+func (sq *sequencer) add(r *request) {
+	sq.mu.Lock()
+	r.ordered = true
+	sq.q = append(sq.q, r)
+	sq.mu.Unlock()
+}
+
+// queued is how many responses the connection has waiting: in the
+// sequencer and queued for writeLoop. Both are counted under the
+// sequencer's lock, which deliver holds while it moves answers from one
+// to the other, so none is missed.
+func (c *conn) queued() int {
+	c.seq.mu.Lock()
+	defer c.seq.mu.Unlock()
+	return len(c.seq.q) + len(c.out)
+}
+
+// sendInOrder queues resp, an answer readLoop gives without a request
+// (an unsupported ApiVersions, a raw SASL token), behind the answers to
+// the connection's earlier requests.
+func (c *conn) sendInOrder(resp *wire.Response) {
+	r := &request{c: c}
+	c.seq.add(r)
+	c.deliver(r, resp, false)
+}
+
+// deliver records the answer to r (resp nil: none; last: close the
+// connection once resp is written) and queues for writeLoop every answer
+// that no earlier unanswered request holds back, in request order. A
+// request not read by readLoop (a benchmark's bare conn) is queued at
+// once. The queue has room for what is flushed: readLoop bounds the
+// requests in flight (waitQueue).
+func (c *conn) deliver(r *request, resp *wire.Response, last bool) {
+	if !r.ordered {
+		if resp != nil {
+			r.answered(resp)
+			c.send(resp)
+		}
+		if last {
+			c.send(nil)
+		}
+		return
+	}
+	sq := &c.seq
+	sq.mu.Lock()
+	r.resp, r.last, r.ready = resp, last, true
+	n := 0
+	for n < len(sq.q) && sq.q[n].ready {
+		h := sq.q[n]
+		if h.resp != nil {
+			h.answered(h.resp) // metrics: in the order writeLoop takes them
+			c.send(h.resp)
+		}
+		if h.last {
+			c.send(nil)
+		}
+		h.resp = nil
+		n++
+	}
+	if n > 0 {
+		// A handful of entries at most: shift, keeping the backing array.
+		m := copy(sq.q, sq.q[n:])
+		clear(sq.q[m:])
+		sq.q = sq.q[:m]
+	}
+	sq.mu.Unlock()
+	if n > 0 {
+		select {
+		case c.written <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// frameBufferSize is the size of the connection buffer for a frame of n
+// bytes (0 < n <= connBufferMax): n rounded up to an eighth of the next
+// power of two, so that frames of slightly varying sizes (one producer's
+// batches) settle on one buffer without doubling it.
+func frameBufferSize(n int) int {
+	step := max((1<<bits.Len(uint(n-1)))/8, 512)
+	return min((n+step-1)/step*step, connBufferMax)
+}
+
+// framePool holds buffers for frames above connBufferMax, by size class
+// (powers of two from 8 MiB to 128 MiB); larger frames get a buffer of
+// their own. Pooled buffers are neither zeroed nor paged in again per
+// request, and the GC drops those no connection used for two cycles.
+var framePool [5]sync.Pool
+
+const framePoolMinShift = 23 // 8 MiB
+
+func framePoolClass(n int) int {
+	return bits.Len(uint(n-1)) - framePoolMinShift
+}
+
+// getFrameBuffer returns a buffer of at least n bytes (n > connBufferMax).
+func getFrameBuffer(n int) *[]byte {
+	c := framePoolClass(n)
+	if c < 0 || c >= len(framePool) {
+		b := make([]byte, n)
+		return &b
+	}
+	if b, ok := framePool[c].Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 1<<(c+framePoolMinShift))
+	return &b
+}
+
+// putFrameBuffer returns a buffer from getFrameBuffer to its pool.
+func putFrameBuffer(b *[]byte) {
+	n := cap(*b)
+	if c := framePoolClass(n); c >= 0 && c < len(framePool) && n == 1<<(c+framePoolMinShift) {
+		framePool[c].Put(b)
+	}
 }
 
 // waitMuted waits out a quota throttle before the next read (the
@@ -415,7 +619,7 @@ func (c *conn) saslRawToken(tok []byte) bool {
 			return false
 		}
 	}
-	c.send(&wire.Response{Chunks: []wire.Chunk{{Bytes: frame}}})
+	c.sendInOrder(&wire.Response{Chunks: []wire.Chunk{{Bytes: frame}}})
 	return true
 }
 
@@ -472,7 +676,7 @@ func (c *conn) decode(frame []byte) (*request, error) {
 	}
 	if hdr.APIVersion < api.min || hdr.APIVersion > api.max {
 		if hdr.APIKey == kmsg.ApiVersions.Int16() {
-			c.send(apiVersionsUnsupported(hdr.CorrelationID))
+			c.sendInOrder(apiVersionsUnsupported(hdr.CorrelationID))
 			return nil, nil
 		}
 		return nil, errUnsupportedVersion(hdr)
@@ -482,7 +686,7 @@ func (c *conn) decode(frame []byte) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &request{c: c, hdr: hdr, kreq: kreq, size: len(frame), handled: make(chan struct{}), received: time.Now()}, nil
+	return &request{c: c, hdr: hdr, kreq: kreq, size: len(frame), received: time.Now()}, nil
 }
 
 func (c *conn) send(resp *wire.Response) {

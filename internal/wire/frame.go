@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -43,6 +44,60 @@ func ReadFrame(r io.Reader, buf []byte, max int32) ([]byte, error) {
 		return nil, err
 	}
 	return buf, nil
+}
+
+// FrameReader reads size-prefixed frames from a connection: sizes and
+// small frames through a read buffer, the body of a frame at least as
+// large as that buffer straight from the connection into the caller's
+// buffer, so the bytes of a large produce request are copied once, from
+// the socket to their final place. It is used by one goroutine.
+type FrameReader struct {
+	br *bufio.Reader
+	r  io.Reader
+}
+
+// NewFrameReader reads frames from r with a read buffer of size bytes.
+func NewFrameReader(r io.Reader, size int) *FrameReader {
+	return &FrameReader{br: bufio.NewReaderSize(r, size), r: r}
+}
+
+// ReadSize reads the size prefix of the next frame and checks it against
+// max before the caller allocates anything: ErrInvalidFrame for a size
+// of 0 or below, ErrFrameTooLarge above max.
+func (f *FrameReader) ReadSize(max int32) (int, error) {
+	var sz [4]byte
+	if _, err := io.ReadFull(f.br, sz[:]); err != nil {
+		return 0, err
+	}
+	n := int32(binary.BigEndian.Uint32(sz[:]))
+	if n <= 0 {
+		return 0, fmt.Errorf("%w: %d", ErrInvalidFrame, n)
+	}
+	if n > max {
+		return 0, fmt.Errorf("%w: %d > %d", ErrFrameTooLarge, n, max)
+	}
+	return int(n), nil
+}
+
+// ReadBody fills body, whose length is the size ReadSize returned, with
+// the frame's bytes. An end of stream before the last byte is
+// io.ErrUnexpectedEOF.
+func (f *FrameReader) ReadBody(body []byte) error {
+	var err error
+	if len(body) < f.br.Size() {
+		_, err = io.ReadFull(f.br, body)
+	} else {
+		// What is buffered already, then the rest from the connection.
+		n := 0
+		if k := f.br.Buffered(); k > 0 {
+			n, _ = f.br.Read(body[:min(k, len(body))])
+		}
+		_, err = io.ReadFull(f.r, body[n:])
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // RequestHeader is the decoded request header (v1 or v2).

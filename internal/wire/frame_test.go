@@ -1,7 +1,10 @@
 package wire
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -128,5 +131,91 @@ func TestParseRequestRefusesLengthsBelowMinusOne(t *testing.T) {
 	mh = kbin.AppendNullableString(mh, nil)
 	if _, err := ParseRequest(append(mh, mb...), kmsg.NewPtrMetadataRequest()); err == nil {
 		t.Errorf("null non-nullable topic name: parsed, want an error")
+	}
+}
+
+// countingReader records the size of every read the frame reader makes
+// on the connection.
+type countingReader struct {
+	r     io.Reader
+	reads []int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.reads = append(c.reads, len(p))
+	return n, err
+}
+
+// TestFrameReaderReadsFramesOfEverySize: small and large frames back to
+// back come out whole and in order; a large frame's body is read from the
+// connection straight into the caller's buffer (reads of at least the
+// read buffer's size), not through the read buffer.
+func TestFrameReaderReadsFramesOfEverySize(t *testing.T) {
+	const bufSize = 4096
+	sizes := []int{1, 100, bufSize - 1, bufSize, 3*bufSize + 17, 5, 64 << 10, 2}
+	var stream []byte
+	var want [][]byte
+	for i, n := range sizes {
+		body := bytes.Repeat([]byte{byte('a' + i)}, n)
+		stream = binary.BigEndian.AppendUint32(stream, uint32(n))
+		stream = append(stream, body...)
+		want = append(want, body)
+	}
+	cr := &countingReader{r: bytes.NewReader(stream)}
+	fr := NewFrameReader(cr, bufSize)
+	for i, w := range want {
+		n, err := fr.ReadSize(1 << 20)
+		if err != nil {
+			t.Fatalf("frame %d: size: %v", i, err)
+		}
+		if n != len(w) {
+			t.Fatalf("frame %d: size %d, want %d", i, n, len(w))
+		}
+		body := make([]byte, n)
+		if err := fr.ReadBody(body); err != nil {
+			t.Fatalf("frame %d: body: %v", i, err)
+		}
+		if !bytes.Equal(body, w) {
+			t.Fatalf("frame %d: body differs", i)
+		}
+	}
+	if _, err := fr.ReadSize(1 << 20); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the last frame: %v, want EOF", err)
+	}
+	direct := 0
+	for _, n := range cr.reads {
+		if n > bufSize {
+			direct++
+		}
+	}
+	if direct == 0 {
+		t.Fatalf("no read went straight into a large frame's buffer (reads %v)", cr.reads)
+	}
+}
+
+// TestFrameReaderRefusesBadSizes: a size of 0 or below and one above the
+// maximum are refused before any body is read; a stream that ends inside
+// a body is io.ErrUnexpectedEOF.
+func TestFrameReaderRefusesBadSizes(t *testing.T) {
+	for _, tc := range []struct {
+		size int32
+		want error
+	}{{0, ErrInvalidFrame}, {-5, ErrInvalidFrame}, {1001, ErrFrameTooLarge}} {
+		fr := NewFrameReader(bytes.NewReader(binary.BigEndian.AppendUint32(nil, uint32(tc.size))), 4096)
+		if _, err := fr.ReadSize(1000); !errors.Is(err, tc.want) {
+			t.Errorf("size %d: %v, want %v", tc.size, err, tc.want)
+		}
+	}
+	for _, n := range []int{10, 10000} {
+		stream := binary.BigEndian.AppendUint32(nil, uint32(n))
+		stream = append(stream, make([]byte, n/2)...)
+		fr := NewFrameReader(bytes.NewReader(stream), 4096)
+		if _, err := fr.ReadSize(1 << 20); err != nil {
+			t.Fatalf("size: %v", err)
+		}
+		if err := fr.ReadBody(make([]byte, n)); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("%d-byte body cut in half: %v, want io.ErrUnexpectedEOF", n, err)
+		}
 	}
 }
