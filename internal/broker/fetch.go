@@ -18,7 +18,15 @@ package broker
 //
 // Long-poll: when fewer than min.bytes are available and max.wait.ms > 0,
 // the request parks on the partitions' waiters and is answered when an
-// append moves a high watermark enough, or when max.wait.ms passes.
+// append moves a high watermark enough, or when max.wait.ms passes. A
+// consumer's parked fetch wakes only when a high watermark moves (it reads
+// no further); a follower's wakes on every append, and is answered as soon
+// as there is data. A follower that sends the high watermark it knows
+// (KIP-1166's tagged field, which Silkworm's followers send) and is behind
+// the leader's, with nothing to read, is answered with the news after
+// hwNewsDelay unless data comes first to carry it: followers learn the
+// high watermark promptly when the partition goes quiet, without a round
+// trip per append while it is busy.
 //
 // Fetch sessions (KIP-227) are Kafka's: see fetchsession.go for every
 // (session id, epoch) combination. A partition named twice in one request
@@ -47,6 +55,7 @@ package broker
 
 import (
 	"encoding/binary"
+	"math"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
@@ -54,6 +63,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/silkworm/silkworm/internal/metadata"
+	"github.com/silkworm/silkworm/internal/partition"
 	"github.com/silkworm/silkworm/internal/quota"
 	"github.com/silkworm/silkworm/internal/storage"
 	"github.com/silkworm/silkworm/internal/wire"
@@ -121,11 +131,58 @@ func (b *Broker) topicNameByID(id [16]byte) string {
 	return ""
 }
 
+// hwNewsDelay is how long a follower's parked fetch that has only a newer
+// high watermark to tell waits for data to carry it along.
+const hwNewsDelay = 5 * time.Millisecond
+
+// hwNews reports whether a follower's fetch of parts, answered with
+// topics (in the same order), would teach it a high watermark it can use:
+// one above what it says it knows, up to its log end.
+func hwNews(parts []fetchPartReq, topics []fetchTopic) bool {
+	i := 0
+	for _, t := range topics {
+		for _, fp := range t.parts {
+			rp := &parts[i]
+			i++
+			if rp.replicaHW != math.MaxInt64 && fp.errorCode == 0 && min(fp.highWatermark, rp.fetchOffset) > rp.replicaHW {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// replicaWakeMatters reports whether a wake of a follower's parked fetch
+// may change its answer: a partition has data past the fetch offset or is
+// no longer led here, or, unless the news is already due, has a high
+// watermark the follower can learn. A high watermark move the follower
+// knows, or another one while the news is due, needs no read of the log.
+func replicaWakeMatters(parts []fetchPartReq, parked []*partition.Partition, newsDue bool) bool {
+	for i, p := range parked {
+		if p == nil {
+			continue
+		}
+		rp := &parts[i]
+		if p.Log.LogEndOffset() > rp.fetchOffset || !p.IsLeader() {
+			return true
+		}
+		if !newsDue && rp.replicaHW != math.MaxInt64 && min(p.HighWatermark(), rp.fetchOffset) > rp.replicaHW {
+			return true
+		}
+	}
+	return false
+}
+
 // waitFetch parks a fetch until enough bytes are available or its wait
 // expires, then answers it. It runs on its own goroutine, not an io one.
 func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, fc *fetchContext, replicaID int32) {
+	follower := replicaID >= 0
 	wake := make(chan struct{}, 1)
 	var watched []interface{ Unwatch(chan struct{}) }
+	var parked []*partition.Partition // a follower's, by fc.parts index
+	if follower {
+		parked = make([]*partition.Partition, len(fc.parts))
+	}
 	var ts *topicState
 	for i, fp := range fc.parts {
 		if i == 0 || fp.key.id != fc.parts[i-1].key.id || fp.key.topic != fc.parts[i-1].key.topic {
@@ -136,7 +193,12 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, fc *fetchContext,
 		}
 		if fp.partition >= 0 && int(fp.partition) < len(ts.partitions) && ts.partitions[fp.partition] != nil {
 			p := ts.partitions[fp.partition]
-			p.Watch(wake)
+			if follower {
+				p.WatchLogEnd(wake)
+				parked[i] = p
+			} else {
+				p.Watch(wake)
+			}
 			watched = append(watched, p)
 		}
 	}
@@ -153,14 +215,27 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, fc *fetchContext,
 	}
 	timer := time.NewTimer(time.Duration(req.MaxWaitMillis)*time.Millisecond - time.Since(r.received))
 	defer timer.Stop()
+	var news <-chan time.Time // armed when the follower has a high watermark to learn
 	for {
 		select {
 		case <-wake:
+			if follower && !replicaWakeMatters(fc.parts, parked, news != nil) {
+				continue
+			}
 			topics, total, anyErr := b.readFetchParts(r, req, fc.parts, replicaID)
 			if total >= int64(req.MinBytes) || anyErr {
 				b.respondFetch(r, fc, topics, replicaID)
 				return
 			}
+			if follower && news == nil && hwNews(fc.parts, topics) {
+				t := time.NewTimer(hwNewsDelay)
+				defer t.Stop()
+				news = t.C
+			}
+		case <-news:
+			topics, _, _ := b.readFetchParts(r, req, fc.parts, replicaID)
+			b.respondFetch(r, fc, topics, replicaID)
+			return
 		case <-timer.C:
 			topics, _, _ := b.readFetchParts(r, req, fc.parts, replicaID)
 			b.respondFetch(r, fc, topics, replicaID)

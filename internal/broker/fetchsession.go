@@ -88,6 +88,9 @@ type fetchPartReq struct {
 	logStartOffset     int64 // the follower's
 	maxBytes           int32
 	lastFetchedEpoch   int32
+	// replicaHW is the high watermark a follower says it knows (KIP-1166,
+	// tagged in every flexible version; math.MaxInt64 when not sent).
+	replicaHW int64
 }
 
 // cachedPartition is a partition of a session: the last fetch parameters
@@ -359,6 +362,7 @@ func fetchRequestParts(req *kmsg.FetchRequest, v int16, names func([16]byte) str
 				topic: name, id: id, partition: rp.Partition, fetchOffset: rp.FetchOffset,
 				currentLeaderEpoch: rp.CurrentLeaderEpoch, logStartOffset: rp.LogStartOffset,
 				maxBytes: rp.PartitionMaxBytes, lastFetchedEpoch: rp.LastFetchedEpoch,
+				replicaHW: rp.HighWatermark,
 			}
 			p.key = fetchKey{partition: rp.Partition}
 			if v >= 13 {

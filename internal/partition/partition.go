@@ -56,7 +56,10 @@ type Partition struct {
 	expanding []int32
 	followers map[int32]*follower // leader only
 	hw        storage.Position
-	waiters   map[chan struct{}]struct{}
+	// waiters are woken when the high watermark moves (consumers' parked
+	// fetches); endWaiters also when the log end moves (followers').
+	waiters    map[chan struct{}]struct{}
+	endWaiters map[chan struct{}]struct{}
 }
 
 // New wraps log as broker nodeID's leader replica at leaderEpoch, with
@@ -64,13 +67,14 @@ type Partition struct {
 // MakeFollower change the role and replica set later.
 func New(topic string, index int32, topicID [16]byte, log *storage.Log, nodeID, leaderEpoch int32) *Partition {
 	p := &Partition{
-		Topic:   topic,
-		Index:   index,
-		TopicID: topicID,
-		Log:     log,
-		leader:  -1,
-		waiters: map[chan struct{}]struct{}{},
-		hw:      log.EndPosition(),
+		Topic:      topic,
+		Index:      index,
+		TopicID:    topicID,
+		Log:        log,
+		leader:     -1,
+		waiters:    map[chan struct{}]struct{}{},
+		endWaiters: map[chan struct{}]struct{}{},
+		hw:         log.EndPosition(),
 	}
 	p.MakeLeader(nodeID, leaderEpoch, 0, []int32{nodeID}, []int32{nodeID}, time.Now())
 	return p
@@ -80,14 +84,15 @@ func New(topic string, index int32, topicID [16]byte, log *storage.Log, nodeID, 
 // follows with MakeLeader or MakeFollower.
 func NewReplica(topic string, index int32, topicID [16]byte, log *storage.Log, nodeID int32) *Partition {
 	p := &Partition{
-		Topic:   topic,
-		Index:   index,
-		TopicID: topicID,
-		Log:     log,
-		NodeID:  nodeID,
-		leader:  -1,
-		epoch:   -1,
-		waiters: map[chan struct{}]struct{}{},
+		Topic:      topic,
+		Index:      index,
+		TopicID:    topicID,
+		Log:        log,
+		NodeID:     nodeID,
+		leader:     -1,
+		epoch:      -1,
+		waiters:    map[chan struct{}]struct{}{},
+		endWaiters: map[chan struct{}]struct{}{},
 	}
 	// A replica does not know the committed offset until its leader tells
 	// it; start from what this log had checkpointed: its recovery point
@@ -252,8 +257,9 @@ func (p *Partition) AppendAsLeader(batch []byte, minISR int) (storage.AppendResu
 	p.mu.Lock()
 	if !p.maybeAdvanceHighWatermarkLocked() {
 		// The log end moved even if the high watermark did not: followers
-		// parked in a long-poll fetch must see the new data now.
-		p.wakeLocked()
+		// parked in a long-poll fetch must see the new data now. Consumers
+		// read up to the high watermark: nothing new for them.
+		wake(p.endWaiters)
 	}
 	p.mu.Unlock()
 	return res, nil
@@ -308,9 +314,15 @@ func (p *Partition) setHighWatermarkLocked(pos storage.Position) {
 	p.wakeLocked()
 }
 
-// wakeLocked signals every waiter without blocking.
+// wakeLocked signals every waiter, of the high watermark and of the log
+// end, without blocking.
 func (p *Partition) wakeLocked() {
-	for w := range p.waiters {
+	wake(p.waiters)
+	wake(p.endWaiters)
+}
+
+func wake(set map[chan struct{}]struct{}) {
+	for w := range set {
 		select {
 		case w <- struct{}{}:
 		default:
@@ -397,13 +409,22 @@ func (p *Partition) AppendAsFollower(batch []byte) (storage.AppendResult, error)
 }
 
 // UpdateFollowerHighWatermark sets a follower's high watermark from its
-// leader's: the smaller of the leader's and this log's end.
-func (p *Partition) UpdateFollowerHighWatermark(leaderHW int64) {
+// leader's: the smaller of the leader's and this log's end. hints are
+// positions the caller knows (e.g. the log end before and after the
+// batches just appended): a high watermark at one of them needs no
+// search of the log.
+func (p *Partition) UpdateFollowerHighWatermark(leaderHW int64, hints ...storage.Position) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	hw := min(leaderHW, p.Log.LogEndOffset())
 	if hw == p.hw.Offset {
 		return
+	}
+	for _, h := range hints {
+		if h.Offset == hw && hw >= p.Log.LogStartOffset() {
+			p.setHighWatermarkLocked(h)
+			return
+		}
 	}
 	pos, err := p.Log.PositionOf(max(hw, p.Log.LogStartOffset()))
 	if err != nil {
@@ -422,17 +443,38 @@ func (p *Partition) ResetHighWatermark() {
 }
 
 // Watch registers w to receive a non-blocking send whenever the high
-// watermark moves. The caller must Unwatch it.
+// watermark moves (or the role, or a follower's log start offset): what
+// a consumer's parked fetch, which reads up to the high watermark, waits
+// for. An append that does not move the high watermark does not wake it.
+// The caller must Unwatch it.
 func (p *Partition) Watch(w chan struct{}) {
 	p.mu.Lock()
 	p.waiters[w] = struct{}{}
 	p.mu.Unlock()
 }
 
-// Unwatch removes a waiter registered with Watch.
+// WatchLogEnd is Watch for a follower's parked fetch, which reads up to
+// the log end: w is also woken by every leader append.
+func (p *Partition) WatchLogEnd(w chan struct{}) {
+	p.mu.Lock()
+	p.endWaiters[w] = struct{}{}
+	p.mu.Unlock()
+}
+
+// Waiting returns how many waiters are registered with Watch and with
+// WatchLogEnd: the parked consumer and follower fetches (and acks=all
+// produces) of this replica.
+func (p *Partition) Waiting() (hw, logEnd int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.waiters), len(p.endWaiters)
+}
+
+// Unwatch removes a waiter registered with Watch or WatchLogEnd.
 func (p *Partition) Unwatch(w chan struct{}) {
 	p.mu.Lock()
 	delete(p.waiters, w)
+	delete(p.endWaiters, w)
 	p.mu.Unlock()
 }
 

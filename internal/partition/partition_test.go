@@ -132,3 +132,82 @@ func TestFollowerRole(t *testing.T) {
 		t.Fatalf("follower hw %d, want min(leader 7, LEO 2)", hw)
 	}
 }
+
+// TestAppendWakesFollowerWaitersOnly: an append that does not move the
+// high watermark (a follower lacks it) wakes the followers' parked fetches
+// (WatchLogEnd), not the consumers' (Watch), which read only up to the
+// high watermark; when the follower's fetch moves it, both wake.
+func TestAppendWakesFollowerWaitersOnly(t *testing.T) {
+	p := New("t", 0, [16]byte{1}, openLog(t), 1, 0)
+	p.MakeLeader(1, 1, 1, []int32{1, 2}, []int32{1, 2}, time.Now())
+	consumer, follower := make(chan struct{}, 1), make(chan struct{}, 1)
+	p.Watch(consumer)
+	p.WatchLogEnd(follower)
+	defer p.Unwatch(consumer)
+	defer p.Unwatch(follower)
+	if hw, end := p.Waiting(); hw != 1 || end != 1 {
+		t.Fatalf("Waiting() = %d, %d; want 1, 1", hw, end)
+	}
+	if _, err := p.AppendAsLeader(batch(2), 0); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-follower:
+	default:
+		t.Fatal("an append did not wake the follower's parked fetch")
+	}
+	select {
+	case <-consumer:
+		t.Fatal("an append that left the high watermark at 0 woke a consumer's parked fetch")
+	default:
+	}
+	if _, err := p.UpdateFollower(2, 2, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if p.HighWatermark() != 2 {
+		t.Fatalf("high watermark %d after the follower fetched at 2, want 2", p.HighWatermark())
+	}
+	for name, w := range map[string]chan struct{}{"consumer": consumer, "follower": follower} {
+		select {
+		case <-w:
+		default:
+			t.Errorf("the high watermark moved without waking the %s's parked fetch", name)
+		}
+	}
+	p.Unwatch(consumer)
+	p.Unwatch(follower)
+	if hw, end := p.Waiting(); hw != 0 || end != 0 {
+		t.Fatalf("Waiting() after Unwatch = %d, %d; want 0, 0", hw, end)
+	}
+}
+
+// TestFollowerHighWatermarkHints: a follower following its leader's high
+// watermark takes the position from a hint at that offset, and searches
+// the log for an offset no hint names; either way the position is the
+// start of the batch at the high watermark.
+func TestFollowerHighWatermarkHints(t *testing.T) {
+	l := openLog(t)
+	p := NewReplica("t", 0, [16]byte{1}, l, 2)
+	p.MakeFollower(2, 1, 1, 1, []int32{1, 2}, []int32{1, 2})
+	var ends []storage.Position
+	for range 3 {
+		b := batch(2)
+		record.SetBaseOffset(b, l.LogEndOffset())
+		if _, err := p.AppendAsFollower(b); err != nil {
+			t.Fatal(err)
+		}
+		ends = append(ends, l.EndPosition())
+	}
+	p.UpdateFollowerHighWatermark(2, ends[0], ends[2])
+	if got := p.HighWatermarkPosition(); got != ends[0] {
+		t.Fatalf("high watermark at a hint: %+v, want %+v", got, ends[0])
+	}
+	p.UpdateFollowerHighWatermark(4) // no hint: search
+	if got := p.HighWatermarkPosition(); got != ends[1] {
+		t.Fatalf("high watermark by search: %+v, want %+v", got, ends[1])
+	}
+	p.UpdateFollowerHighWatermark(100, ends[0]) // capped at the log end
+	if got := p.HighWatermarkPosition(); got != ends[2] {
+		t.Fatalf("high watermark past the log end: %+v, want the log end %+v", got, ends[2])
+	}
+}

@@ -9,9 +9,18 @@
 // to that point, repeating with earlier epochs until the logs agree.
 //
 // A Manager runs num.replica.fetchers fetchers per source broker; each
-// partition is assigned to one fetcher by hash. Fetchers talk to leaders
-// with franz-go over the Kafka protocol; nothing here knows how the
-// leader stores data.
+// partition is assigned to one fetcher by hash. A fetcher talks to its
+// leader over the Kafka protocol on one connection of its own (conn.go:
+// PLAINTEXT, TLS, SASL as the inter-broker listener says), writing each
+// request and reading its response on the fetcher's goroutine, with no
+// client goroutines in between. Its Fetch requests (v18, encoded here
+// without allocating per partition) carry each partition's log end offset
+// and the high watermark the replica knows (KIP-1166), so the leader
+// answers a parked fetch as soon as data arrives, and soon after the high
+// watermark moves when no data comes to carry it. The response is read
+// into a buffer reused from fetch to fetch and only the partition headers
+// are parsed: record batches are checked (CRC) and appended straight from
+// it. Nothing here knows how the leader stores data.
 //
 // The follower side of Kafka's replication throttle is a [Quota] the broker
 // installs with [Manager.SetQuota] (quota.go): while the bytes fetched for

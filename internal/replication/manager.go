@@ -1,6 +1,8 @@
 package replication
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -8,12 +10,13 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"net"
-	"strconv"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/twmb/franz-go/pkg/sasl"
@@ -155,11 +158,11 @@ type fetchState struct {
 	truncated   bool // truncation by leader epoch done for this epoch
 }
 
-// fetcher pulls from one leader for a set of partitions on one goroutine.
+// fetcher pulls from one leader for a set of partitions on one goroutine,
+// over one connection of its own (conn.go).
 type fetcher struct {
 	m      *Manager
 	key    fetcherKey
-	cl     *kgo.Client
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -167,57 +170,50 @@ type fetcher struct {
 	mu    sync.Mutex // guards parts
 	parts map[*partition.Partition]*fetchState
 	wake  chan struct{}
+
+	// Owned by the run goroutine, reused from fetch to fetch so that a
+	// fetch allocates nothing per partition.
+	conn  *leaderConn // nil until dialled, and after an error
+	snap  []*fetchState
+	ready []*fetchState
+	byKey map[partKey]*fetchState
+	got   []fetchedPartition
+}
+
+// partKey names a partition in a fetch: topic id and index.
+type partKey struct {
+	id    [16]byte
+	index int32
 }
 
 func newFetcher(m *Manager, key fetcherKey) (*fetcher, error) {
-	dialer := &net.Dialer{Timeout: m.cfg.SocketTimeout}
-	rcvbuf := m.cfg.ReceiveBuffer
-	tlsCfg := m.cfg.TLS
-	opts := []kgo.Opt{
-		kgo.SeedBrokers(key.addr),
-		// replica.socket.receive.buffer.bytes (-1: the OS default).
-		kgo.Dialer(func(ctx context.Context, network, host string) (net.Conn, error) {
-			dial := m.cfg.Dial
-			if dial == nil {
-				dial = dialer.DialContext
-			}
-			c, err := dial(ctx, network, host)
-			if err != nil {
-				return nil, err
-			}
-			if tc, ok := c.(interface{ SetReadBuffer(int) error }); ok && rcvbuf > 0 {
-				_ = tc.SetReadBuffer(rcvbuf)
-			}
-			if tlsCfg == nil {
-				return c, nil
-			}
-			cfg := tlsCfg.Clone()
-			if cfg.ServerName == "" {
-				cfg.ServerName, _, _ = net.SplitHostPort(host)
-			}
-			tc := tls.Client(c, cfg)
-			if err := tc.HandshakeContext(ctx); err != nil {
-				c.Close()
-				return nil, err
-			}
-			return tc, nil
-		}),
-		kgo.ClientID("silkworm-replica-fetcher-" + strconv.Itoa(int(m.cfg.NodeID))),
-		kgo.RequestTimeoutOverhead(m.cfg.SocketTimeout),
-		kgo.DisableClientMetrics(),
-	}
-	if m.cfg.SASL != nil {
-		opts = append(opts, kgo.SASL(m.cfg.SASL))
-	}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, err
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &fetcher{m: m, key: key, cl: cl, ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		parts: map[*partition.Partition]*fetchState{}, wake: make(chan struct{}, 1)}
+	f := &fetcher{m: m, key: key, ctx: ctx, cancel: cancel, done: make(chan struct{}),
+		parts: map[*partition.Partition]*fetchState{}, wake: make(chan struct{}, 1),
+		byKey: map[partKey]*fetchState{}}
 	go f.run()
 	return f, nil
+}
+
+// leader returns the connection to the leader, dialling it if needed.
+func (f *fetcher) leader() (*leaderConn, error) {
+	if f.conn == nil {
+		c, err := dialLeader(f.ctx, &f.m.cfg, f.key.addr)
+		if err != nil {
+			return nil, err
+		}
+		f.conn = c
+	}
+	return f.conn, nil
+}
+
+// dropConn closes the connection after an error; the next request dials
+// again.
+func (f *fetcher) dropConn() {
+	if f.conn != nil {
+		f.conn.close()
+		f.conn = nil
+	}
 }
 
 func (f *fetcher) add(p *partition.Partition, epoch int32) {
@@ -242,17 +238,18 @@ func (f *fetcher) remove(p *partition.Partition) {
 func (f *fetcher) close() {
 	f.cancel()
 	<-f.done
-	f.cl.Close()
 }
 
+// snapshot lists the partitions to fetch into a slice reused by the next
+// call.
 func (f *fetcher) snapshot() []*fetchState {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]*fetchState, 0, len(f.parts))
+	f.snap = f.snap[:0]
 	for _, st := range f.parts {
-		out = append(out, st)
+		f.snap = append(f.snap, st)
 	}
-	return out
+	return f.snap
 }
 
 // still reports whether st is still the current state of its partition.
@@ -264,6 +261,7 @@ func (f *fetcher) still(st *fetchState) bool {
 
 func (f *fetcher) run() {
 	defer close(f.done)
+	defer f.dropConn()
 	for f.ctx.Err() == nil {
 		parts := f.snapshot()
 		if len(parts) == 0 {
@@ -273,7 +271,7 @@ func (f *fetcher) run() {
 			}
 			continue
 		}
-		var ready []*fetchState
+		ready := f.ready[:0]
 		soon := false // a leader that has not applied its leadership yet
 		for _, st := range parts {
 			if !st.truncated {
@@ -285,6 +283,7 @@ func (f *fetcher) run() {
 			}
 			ready = append(ready, st)
 		}
+		f.ready = ready
 		ready, throttled := f.m.throttleFilter(ready)
 		if len(ready) == 0 {
 			if soon {
@@ -297,6 +296,7 @@ func (f *fetcher) run() {
 		if err := f.fetch(ready, throttled); err != nil {
 			if f.ctx.Err() == nil {
 				f.m.log.Warn("replica fetch", "leader", f.key.leader, "err", err)
+				f.dropConn()
 				f.backoff()
 			}
 		}
@@ -351,15 +351,16 @@ func (f *fetcher) truncate(st *fetchState) error {
 		rp.LeaderEpoch = latest
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		kresp, err := f.cl.Broker(int(f.key.leader)).Request(f.ctx, req)
+		req.SetVersion(offsetForLeaderEpochVersion)
+		c, err := f.leader()
 		if err != nil {
-			// The leader may be known only by its seed address.
-			kresp, err = req.RequestWith(f.ctx, f.cl)
-			if err != nil {
-				return err
-			}
+			return err
 		}
-		resp := kresp.(*kmsg.OffsetForLeaderEpochResponse)
+		resp := kmsg.NewPtrOffsetForLeaderEpochResponse()
+		if err := c.roundTrip(req, resp, time.Now().Add(f.m.cfg.SocketTimeout)); err != nil {
+			f.dropConn()
+			return err
+		}
 		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 			return errors.New("malformed OffsetForLeaderEpoch response")
 		}
@@ -401,81 +402,90 @@ func (f *fetcher) truncate(st *fetchState) error {
 	}
 }
 
+// Versions of the requests a fetcher sends. Fetch v18 carries the
+// follower's high watermark (KIP-1166), so the leader answers a parked
+// fetch when the follower has a high watermark to learn.
+const (
+	fetchVersion                = 18
+	offsetForLeaderEpochVersion = 4
+)
+
+// fetchedPartition is one partition of a Fetch response; records is a
+// slice of the connection's response buffer, valid until the next fetch.
+type fetchedPartition struct {
+	topicID       [16]byte
+	topic         string // before v13
+	partition     int32
+	errorCode     int16
+	highWatermark int64
+	logStart      int64
+	records       []byte
+}
+
 // fetch sends one Fetch as a replica and appends what comes back.
 // Bytes received for the throttled ones are recorded in the quota.
 func (f *fetcher) fetch(parts []*fetchState, throttled map[*fetchState]bool) error {
 	cfg := f.m.cfg
-	// franz-go sends the highest version both sides know, so the request
-	// carries both topic names (v12-) and ids (v13+), and the replica id in
-	// both places (v15+ moved it into ReplicaState).
-	req := kmsg.NewPtrFetchRequest()
-	req.ReplicaID = cfg.NodeID
-	req.ReplicaState.ID = cfg.NodeID
-	req.MaxWaitMillis = int32(cfg.FetchWaitMax / time.Millisecond)
-	req.MinBytes = cfg.FetchMinBytes
-	req.MaxBytes = cfg.FetchResponseMax
-	req.SessionEpoch = -1
-	byTopic := map[string]int{}
+	version := int16(fetchVersion)
 	for _, st := range parts {
-		i, ok := byTopic[st.p.Topic]
-		if !ok {
-			i = len(req.Topics)
-			byTopic[st.p.Topic] = i
-			rt := kmsg.NewFetchRequestTopic()
-			rt.Topic = st.p.Topic
-			rt.TopicID = st.p.TopicID
-			req.Topics = append(req.Topics, rt)
+		if st.p.TopicID == ([16]byte{}) {
+			// A topic without an id (not from a KRaft image) is named:
+			// Fetch v12, the last version with topic names.
+			version = 12
 		}
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = st.p.Index
-		rp.CurrentLeaderEpoch = st.leaderEpoch
-		rp.FetchOffset = st.p.Log.LogEndOffset()
-		rp.LogStartOffset = st.p.Log.LogStartOffset()
-		rp.PartitionMaxBytes = cfg.FetchMaxBytes
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
-	ctx, cancel := context.WithTimeout(f.ctx, f.m.cfg.SocketTimeout+f.m.cfg.FetchWaitMax)
-	defer cancel()
-	kresp, err := f.cl.Broker(int(f.key.leader)).Request(ctx, req)
+	c, err := f.leader()
 	if err != nil {
 		return err
 	}
-	resp := kresp.(*kmsg.FetchResponse)
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+	err = c.sendWith(kmsg.Fetch.Int16(), version, true, time.Now().Add(cfg.SocketTimeout+cfg.FetchWaitMax),
+		func(dst []byte) []byte { return f.appendFetchRequest(dst, version, parts) })
+	if err != nil {
 		return err
 	}
-	type key struct {
-		id    [16]byte
-		index int32
+	body, err := c.receive(true)
+	if err != nil {
+		return err
 	}
-	find := map[key]*fetchState{}
-	names := map[string][16]byte{}
+	code, got, err := parseFetchResponse(body, version, f.got[:0])
+	f.got = got[:0]
+	if err != nil {
+		return err
+	}
+	if err := kerr.ErrorForCode(code); err != nil {
+		return err
+	}
+	clear(f.byKey)
 	for _, st := range parts {
-		find[key{st.p.TopicID, st.p.Index}] = st
-		names[st.p.Topic] = st.p.TopicID
+		f.byKey[partKey{st.p.TopicID, st.p.Index}] = st
 	}
 	var backoff, soon bool
-	for _, rt := range resp.Topics {
-		id := rt.TopicID
-		if id == ([16]byte{}) {
-			id = names[rt.Topic]
-		}
-		for _, rp := range rt.Partitions {
-			st := find[key{id, rp.Partition}]
-			if st == nil || !f.still(st) {
-				continue
-			}
-			if q := f.m.quota.get(); q != nil && throttled[st] {
-				q.Record(int64(len(rp.RecordBatches)))
-			}
-			if err := f.handlePartition(st, &rp); err != nil {
-				if leaderNotReady(err) {
-					soon = true
-				} else {
-					backoff = true
+	for i := range got {
+		rp := &got[i]
+		id := rp.topicID
+		if version < 13 {
+			id = [16]byte{}
+			for _, st := range parts {
+				if st.p.Topic == rp.topic {
+					id = st.p.TopicID
+					break
 				}
-				f.m.log.Debug("replica fetch partition", "partition", st.p.String(), "err", err)
 			}
+		}
+		st := f.byKey[partKey{id, rp.partition}]
+		if st == nil || !f.still(st) {
+			continue
+		}
+		if q := f.m.quota.get(); q != nil && throttled[st] {
+			q.Record(int64(len(rp.records)))
+		}
+		if err := f.handlePartition(st, rp); err != nil {
+			if leaderNotReady(err) {
+				soon = true
+			} else {
+				backoff = true
+			}
+			f.m.log.Debug("replica fetch partition", "partition", st.p.String(), "err", err)
 		}
 	}
 	switch {
@@ -487,15 +497,130 @@ func (f *fetcher) fetch(parts []*fetchState, throttled map[*fetchState]bool) err
 	return nil
 }
 
-func (f *fetcher) handlePartition(st *fetchState, rp *kmsg.FetchResponseTopicPartition) error {
+// appendFetchRequest appends the body of a Fetch request for parts at
+// version (18, or 12 to name topics that have no id) to dst: sessionless,
+// as this broker's replica, each partition from its log end offset and
+// with the high watermark it knows. It sorts parts by topic, to list each
+// topic once, and allocates nothing (kmsg's encoder allocates for each
+// partition's tagged fields).
+func (f *fetcher) appendFetchRequest(dst []byte, version int16, parts []*fetchState) []byte {
+	cfg := f.m.cfg
+	slices.SortFunc(parts, func(a, b *fetchState) int {
+		if c := bytes.Compare(a.p.TopicID[:], b.p.TopicID[:]); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.p.Topic, b.p.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.p.Index, b.p.Index)
+	})
+	if version < 15 {
+		dst = kbin.AppendInt32(dst, cfg.NodeID) // replica id
+	}
+	dst = kbin.AppendInt32(dst, int32(cfg.FetchWaitMax/time.Millisecond))
+	dst = kbin.AppendInt32(dst, cfg.FetchMinBytes)
+	dst = kbin.AppendInt32(dst, cfg.FetchResponseMax)
+	dst = kbin.AppendInt8(dst, 0)   // isolation level
+	dst = kbin.AppendInt32(dst, 0)  // session id
+	dst = kbin.AppendInt32(dst, -1) // session epoch: no session
+	sameTopic := func(a, b *fetchState) bool { return a.p.TopicID == b.p.TopicID && a.p.Topic == b.p.Topic }
+	topics := 0
+	for i, st := range parts {
+		if i == 0 || !sameTopic(parts[i-1], st) {
+			topics++
+		}
+	}
+	dst = kbin.AppendCompactArrayLen(dst, topics)
+	for i := 0; i < len(parts); {
+		run := i + 1
+		for run < len(parts) && sameTopic(parts[i], parts[run]) {
+			run++
+		}
+		if version >= 13 {
+			dst = kbin.AppendUuid(dst, parts[i].p.TopicID)
+		} else {
+			dst = kbin.AppendCompactString(dst, parts[i].p.Topic)
+		}
+		dst = kbin.AppendCompactArrayLen(dst, run-i)
+		for _, st := range parts[i:run] {
+			dst = kbin.AppendInt32(dst, st.p.Index)
+			dst = kbin.AppendInt32(dst, st.leaderEpoch)
+			dst = kbin.AppendInt64(dst, st.p.Log.LogEndOffset())
+			dst = kbin.AppendInt32(dst, -1) // last fetched epoch
+			dst = kbin.AppendInt64(dst, st.p.Log.LogStartOffset())
+			dst = kbin.AppendInt32(dst, cfg.FetchMaxBytes)
+			// One tagged field: 1, the high watermark this replica knows.
+			dst = append(dst, 1, 1, 8)
+			dst = kbin.AppendInt64(dst, st.p.HighWatermark())
+		}
+		dst = append(dst, 0) // topic tagged fields
+		i = run
+	}
+	dst = kbin.AppendCompactArrayLen(dst, 0) // forgotten topics
+	dst = kbin.AppendCompactString(dst, "")  // rack
+	if version < 15 {
+		return append(dst, 0) // no tagged fields
+	}
+	// One tagged field: 1, ReplicaState (KIP-903): replica id and broker
+	// epoch (unknown here), and its own empty tagged fields.
+	dst = append(dst, 1, 1, 4+8+1)
+	dst = kbin.AppendInt32(dst, cfg.NodeID)
+	dst = kbin.AppendInt64(dst, -1)
+	return append(dst, 0)
+}
+
+// parseFetchResponse reads a flexible (v12+) Fetch response body into out,
+// without copying record data, and returns the top-level error code.
+func parseFetchResponse(body []byte, version int16, out []fetchedPartition) (int16, []fetchedPartition, error) {
+	r := kbin.Reader{Src: body}
+	r.Int32() // throttle time
+	code := r.Int16()
+	r.Int32() // session id
+	for nt := r.CompactArrayLen(); nt > 0 && r.Ok(); nt-- {
+		var (
+			id   [16]byte
+			name string
+		)
+		if version >= 13 {
+			id = r.Uuid()
+		} else {
+			name = r.UnsafeCompactString()
+		}
+		for np := r.CompactArrayLen(); np > 0 && r.Ok(); np-- {
+			p := fetchedPartition{topicID: id, topic: name}
+			p.partition = r.Int32()
+			p.errorCode = r.Int16()
+			p.highWatermark = r.Int64()
+			r.Int64() // last stable offset
+			p.logStart = r.Int64()
+			for na := r.CompactArrayLen(); na > 0 && r.Ok(); na-- {
+				r.Int64() // producer id
+				r.Int64() // first offset
+				skipTags(&r)
+			}
+			r.Int32() // preferred read replica
+			p.records = r.CompactNullableBytes()
+			skipTags(&r)
+			out = append(out, p)
+		}
+		skipTags(&r)
+	}
+	skipTags(&r)
+	if !r.Ok() {
+		return 0, out, errors.New("malformed Fetch response")
+	}
+	return code, out, nil
+}
+
+func (f *fetcher) handlePartition(st *fetchState, rp *fetchedPartition) error {
 	p := st.p
-	switch err := kerr.ErrorForCode(rp.ErrorCode); {
+	switch err := kerr.ErrorForCode(rp.errorCode); {
 	case err == nil:
 	case errors.Is(err, kerr.OffsetOutOfRange):
 		// Our log end is outside the leader's log: below its start (it
 		// deleted data) or, after an unclean election, above its end.
-		if p.Log.LogEndOffset() < rp.LogStartOffset {
-			return p.Log.TruncateTo(rp.LogStartOffset)
+		if p.Log.LogEndOffset() < rp.logStart {
+			return p.Log.TruncateTo(rp.logStart)
 		}
 		st.truncated = false
 		return err
@@ -505,7 +630,10 @@ func (f *fetcher) handlePartition(st *fetchState, rp *kmsg.FetchResponseTopicPar
 	default:
 		return err
 	}
-	b := rp.RecordBatches
+	// The log end before and after the appends: where the leader's high
+	// watermark usually is, so that following it needs no log search.
+	before := p.Log.EndPosition()
+	b := rp.records
 	for len(b) > 0 {
 		h, err := record.ParseHeader(b)
 		if err != nil || h.Size() > int64(len(b)) {
@@ -527,11 +655,11 @@ func (f *fetcher) handlePartition(st *fetchState, rp *kmsg.FetchResponseTopicPar
 			return err
 		}
 	}
-	p.UpdateFollowerHighWatermark(rp.HighWatermark)
+	p.UpdateFollowerHighWatermark(rp.highWatermark, before, p.Log.EndPosition())
 	// The leader's log start moved (DeleteRecords, retention): follow it,
 	// as Kafka's fetcher does (maybeIncrementLogStartOffset), so records
 	// deleted on the leader do not come back when this replica leads.
-	if start := min(rp.LogStartOffset, p.Log.LogEndOffset()); start > p.Log.LogStartOffset() {
+	if start := min(rp.logStart, p.Log.LogEndOffset()); start > p.Log.LogStartOffset() {
 		if _, err := p.Log.DeleteRecordsBefore(start); err != nil {
 			return fmt.Errorf("follow the leader's log start offset %d: %w", start, err)
 		}

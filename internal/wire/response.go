@@ -35,6 +35,10 @@ type Chunk struct {
 type Response struct {
 	Chunks []Chunk
 	size   int64
+	// own is the index of the last byte chunk NewResponse or Tail made
+	// (when ownValid), whose spare capacity Tail may use.
+	own      int
+	ownValid bool
 }
 
 // EncodeResponse encodes a kmsg response body after a response header for
@@ -59,18 +63,44 @@ func NewResponse(correlationID int32, flexibleHeader bool) *Response {
 	if flexibleHeader {
 		buf = append(buf, 0)
 	}
-	return &Response{Chunks: []Chunk{{Bytes: buf}}, size: int64(len(buf))}
+	return &Response{Chunks: []Chunk{{Bytes: buf}}, size: int64(len(buf)), ownValid: true}
 }
 
+// minTailSpare is the least spare room of the previous byte chunk that a
+// new byte chunk after a file region takes instead of allocating.
+const minTailSpare = 64
+
 // Tail returns the last byte chunk for appending, creating one if the last
-// chunk is a file region.
+// chunk is a file region. A new chunk starts in the spare capacity of the
+// byte chunk before the region when there is room: only the last chunk
+// ever grows, so the two never overlap, and a response with a region per
+// partition allocates for its headers only as its buffer doubles, not
+// once per partition.
 func (r *Response) Tail() []byte {
 	last := &r.Chunks[len(r.Chunks)-1]
-	if last.File != nil {
-		r.Chunks = append(r.Chunks, Chunk{Bytes: make([]byte, 0, 128)})
-		return nil
+	if last.File == nil {
+		return last.Bytes
 	}
-	return last.Bytes
+	var b []byte
+	for i := len(r.Chunks) - 2; i >= 0; i-- {
+		if r.Chunks[i].File != nil {
+			continue
+		}
+		// Only a buffer the Response made is ours to extend: a chunk a
+		// caller added may share its array with data in use.
+		if prev := r.Chunks[i].Bytes; r.ownValid && i == r.own {
+			if spare := prev[len(prev):cap(prev)]; len(spare) >= minTailSpare {
+				b = spare[:0]
+			}
+		}
+		break
+	}
+	if b == nil {
+		b = make([]byte, 0, 512)
+	}
+	r.Chunks = append(r.Chunks, Chunk{Bytes: b})
+	r.own, r.ownValid = len(r.Chunks)-1, true
+	return b
 }
 
 // SetTail replaces the last byte chunk after appending to what Tail gave.

@@ -115,3 +115,45 @@ func TestWriteCopyCoalesces(t *testing.T) {
 		t.Fatalf("%d writes", c.writes)
 	}
 }
+
+// TestResponseHeadersShareABuffer: the byte chunks between file regions
+// (a Fetch response's partition headers) are carved from one growing
+// buffer, so a response with a region per partition allocates for them a
+// few times as it grows, not once per partition, and the bytes written are
+// still each chunk's own.
+func TestResponseHeadersShareABuffer(t *testing.T) {
+	file := bytes.NewReader(bytes.Repeat([]byte("r"), 1000))
+	const parts = 100
+	headers := make([][]byte, parts)
+	for i := range headers {
+		headers[i] = bytes.Repeat([]byte{byte(i)}, 40)
+	}
+	build := func() *Response {
+		r := NewResponse(7, true)
+		for i := range parts {
+			r.SetTail(append(r.Tail(), headers[i]...))
+			r.AppendFile(file, int64(i), 3)
+		}
+		r.SetTail(append(r.Tail(), 0))
+		r.Finish()
+		return r
+	}
+	if n := testing.AllocsPerRun(10, func() { build() }); n > 20 {
+		t.Errorf("a response of %d file regions allocates %.0f times, want at most 20", parts, n)
+	}
+	r := build()
+	var want []byte
+	want = append(want, r.Chunks[0].Bytes[:9]...) // size, correlation id, header tags
+	for i := range parts {
+		want = append(want, bytes.Repeat([]byte{byte(i)}, 40)...)
+		want = append(want, "rrr"...)
+	}
+	want = append(want, 0)
+	var c memConn
+	if err := r.Write(&c); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(c.Bytes(), want) {
+		t.Fatalf("wrote %d bytes, want %d: chunks overlap", c.Len(), len(want))
+	}
+}
