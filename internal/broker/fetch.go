@@ -471,7 +471,21 @@ func encodeFetch(r *request, topics []fetchTopic, nodes ...*metadata.Broker) *wi
 func encodeFetchSession(r *request, errorCode int16, sessionID int32, topics []fetchTopic, nodes ...*metadata.Broker) *wire.Response {
 	v := r.hdr.APIVersion
 	flexible := v >= 12
-	resp := wire.NewResponse(r.hdr.CorrelationID, flexible)
+	// Room for every header, so that the response allocates its buffers
+	// once and not per partition: a partition's header is at most 56 bytes
+	// (with a current leader) and 17 per aborted transaction, a topic's
+	// 24 and its name; a file region follows each partition with data.
+	size, regions := 64, 0
+	for _, t := range topics {
+		size += 24 + len(t.name) + len(t.parts)*56
+		for _, p := range t.parts {
+			size += len(p.aborted)*17 + len(p.legacy)
+			if p.hasData && p.legacy == nil {
+				regions++
+			}
+		}
+	}
+	resp := wire.NewResponseCap(r.hdr.CorrelationID, flexible, size, 2*regions+1)
 	buf := resp.Tail()
 	if v >= 1 {
 		buf = kbin.AppendInt32(buf, 0) // throttle

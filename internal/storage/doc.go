@@ -9,7 +9,10 @@
 // The broker opens it once (OpenManager), creates logs with GetOrCreate,
 // and closes it at shutdown. Request handlers call Log.Append (produce,
 // replica fetch) and Log.Read (fetch) from any goroutine; appends are
-// serialised by the log's mutex, reads take no lock. The Manager's own
+// serialised by the log's mutex, reads take no lock (only a small mutex
+// around the read hint, read.go: a Read that continues where the previous
+// one stopped, as a consumer that is behind does, skips the index lookup
+// and one batch header read). The Manager's own
 // goroutines run retention, time-based flushes and recovery-point
 // checkpoints. All file I/O goes through the FS interface (OSFS in
 // production, ErrorFS in failure tests).

@@ -92,6 +92,13 @@ type Log struct {
 	logStartOffset atomic.Int64
 	offline        atomic.Pointer[error]
 
+	// hint is the batch the last Read that stopped before a batch stopped
+	// before (read.go); truncations counts TruncateTo calls begun and
+	// ended, so that a hint taken before or during one is never used after.
+	hintMu      sync.Mutex
+	hint        readHint
+	truncations atomic.Uint64
+
 	flushMu sync.Mutex // serialises Flush; taken before mu
 
 	mu             sync.Mutex
@@ -803,79 +810,6 @@ func (l *Log) Flush() error {
 	return nil
 }
 
-// Read returns whole batches starting with the one holding offset, from one
-// segment, ending before upTo (batches at or past upTo.Offset excluded),
-// at most maxBytes long unless minOneBatch (then at least the first batch).
-// It never decodes records and never takes the append lock.
-// offset < LogStartOffset or > LogEndOffset is ErrOffsetOutOfRange.
-func (l *Log) Read(offset int64, maxBytes int32, upTo Position, minOneBatch bool) (ReadResult, error) {
-	if err := l.offlineErr(); err != nil {
-		return ReadResult{}, err
-	}
-	end := *l.endPos.Load()
-	lso := l.logStartOffset.Load()
-	if offset < lso || offset > end.Offset {
-		return ReadResult{}, fmt.Errorf("read %s at offset %d outside [%d, %d]: %w", l.tp, offset, lso, end.Offset, ErrOffsetOutOfRange)
-	}
-	if upTo.Offset > end.Offset {
-		upTo = end
-	}
-	empty := ReadResult{FirstOffset: offset}
-	if offset >= upTo.Offset {
-		return empty, nil
-	}
-	segs := l.segments()
-	i := sort.Search(len(segs), func(i int) bool { return segs[i].base > offset }) - 1
-	i = max(i, 0)
-	buf := make([]byte, batchPrefix)
-	for ; i < len(segs); i++ {
-		s := segs[i]
-		var limit int64
-		switch {
-		case upTo.SegmentBase == s.base:
-			limit = min(upTo.Pos, s.size.Load())
-		case upTo.SegmentBase > s.base:
-			limit = s.size.Load()
-		default:
-			return empty, nil
-		}
-		first, found, err := s.findBatch(offset, limit, buf)
-		if err != nil {
-			return ReadResult{}, fmt.Errorf("read %s at offset %d: %w", l.tp, offset, err)
-		}
-		if !found {
-			if upTo.SegmentBase == s.base {
-				return empty, nil
-			}
-			continue
-		}
-		if first.baseOffset >= upTo.Offset {
-			return empty, nil
-		}
-		budget := int64(maxBytes)
-		if first.size > budget {
-			if !minOneBatch {
-				return ReadResult{File: s.log, Pos: first.pos, FirstOffset: first.baseOffset}, nil
-			}
-			return ReadResult{File: s.log, Pos: first.pos, Size: first.size, FirstOffset: first.baseOffset}, nil
-		}
-		stop := min(limit, first.pos+budget)
-		pos := max(first.pos+first.size, s.index.floorPosition(stop))
-		for pos < stop {
-			b, err := s.readBounds(pos, limit, buf)
-			if err != nil {
-				return ReadResult{}, fmt.Errorf("read %s at offset %d: %w", l.tp, offset, err)
-			}
-			if pos+b.size > stop {
-				break
-			}
-			pos += b.size
-		}
-		return ReadResult{File: s.log, Pos: first.pos, Size: pos - first.pos, FirstOffset: first.baseOffset}, nil
-	}
-	return empty, nil
-}
-
 // PositionOf converts an offset in [LogStartOffset, LogEndOffset] to a
 // Position (the start of the batch holding it), e.g. for a high watermark
 // learned from a follower.
@@ -1330,6 +1264,10 @@ func (l *Log) TruncateTo(offset int64) error {
 		return nil
 	}
 	l.noteTruncation(offset)
+	// Odd while the truncation runs: segment bytes may be rewritten, so
+	// no Read takes or uses a read hint across it.
+	l.truncations.Add(1)
+	defer l.truncations.Add(1)
 	if err := l.truncateLocked(offset); err != nil {
 		return l.goOffline(err)
 	}

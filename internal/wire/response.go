@@ -58,12 +58,22 @@ func EncodeResponse(correlationID int32, flexibleHeader bool, body kmsg.Response
 // NewResponse starts a response that the caller fills with AppendBytes and
 // AppendFile, for bodies that carry file regions (Fetch).
 func NewResponse(correlationID int32, flexibleHeader bool) *Response {
-	buf := make([]byte, 8, 256)
+	return NewResponseCap(correlationID, flexibleHeader, 256, 1)
+}
+
+// NewResponseCap is NewResponse with room for about headerBytes bytes of
+// header and body outside file regions and for chunks chunks (a byte chunk
+// before and after each region), so that a response with many regions
+// allocates its buffers once (Fetch sizes them by its partition count).
+func NewResponseCap(correlationID int32, flexibleHeader bool, headerBytes, chunks int) *Response {
+	buf := make([]byte, 8, max(headerBytes, 16))
 	binary.BigEndian.PutUint32(buf[4:], uint32(correlationID))
 	if flexibleHeader {
 		buf = append(buf, 0)
 	}
-	return &Response{Chunks: []Chunk{{Bytes: buf}}, size: int64(len(buf)), ownValid: true}
+	r := &Response{Chunks: make([]Chunk, 1, max(chunks, 1)), size: int64(len(buf)), ownValid: true}
+	r.Chunks[0].Bytes = buf
+	return r
 }
 
 // minTailSpare is the least spare room of the previous byte chunk that a
