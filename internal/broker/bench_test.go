@@ -28,8 +28,6 @@ package broker
 import (
 	"bufio"
 	"encoding/binary"
-	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -37,12 +35,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kbin"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/silkworm/silkworm/internal/config"
 	"github.com/silkworm/silkworm/internal/partition"
 	"github.com/silkworm/silkworm/internal/record"
 	"github.com/silkworm/silkworm/internal/wire"
@@ -59,41 +54,8 @@ const (
 // startBenchBroker starts an in-process broker with one single-partition
 // topic and returns it with that partition. Both are closed when b ends.
 func startBenchBroker(b *testing.B) (*Broker, *partition.Partition) {
-	b.Helper()
-	cfg, err := config.Load("", []string{"listeners=PLAINTEXT://127.0.0.1:0", "log.dirs=" + b.TempDir()})
-	if err != nil {
-		b.Fatalf("config: %v", err)
-	}
-	brk, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatalf("new broker: %v", err)
-	}
-	if err := brk.Start(); err != nil {
-		brk.Close()
-		b.Fatalf("start broker: %v", err)
-	}
-	b.Cleanup(func() {
-		if err := brk.Close(); err != nil {
-			b.Errorf("close broker: %v", err)
-		}
-	})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brk.Addr()))
-	if err != nil {
-		b.Fatalf("client: %v", err)
-	}
-	defer cl.Close()
-	resp, err := kadm.NewClient(cl).CreateTopic(b.Context(), 1, 1, nil, benchTopic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		b.Fatalf("create topic: %v", err)
-	}
-	_, p := brk.partition(benchTopic, 0)
-	if p == nil {
-		b.Fatal("topic created but partition 0 not found")
-	}
-	return brk, p
+	brk, ps := startFetchBenchBroker(b, 1)
+	return brk, ps[0]
 }
 
 // benchBatch builds an uncompressed batch of as many valueSize-byte records

@@ -128,8 +128,8 @@ func benchAdvance(b *testing.B, topics []fetchTopic, offsets, hws []int64, batch
 	}
 }
 
-// startFetchBenchBroker is startBenchBroker with a topic of parts
-// partitions, all returned.
+// startFetchBenchBroker starts an in-process broker with a topic of parts
+// partitions and returns it with them. Both are closed when b ends.
 func startFetchBenchBroker(b *testing.B, parts int) (*Broker, []*partition.Partition) {
 	b.Helper()
 	cfg, err := config.Load("", []string{"listeners=PLAINTEXT://127.0.0.1:0", "log.dirs=" + b.TempDir()})
