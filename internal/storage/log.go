@@ -61,6 +61,9 @@ type ReadResult struct {
 	Pos         int64
 	Size        int64
 	FirstOffset int64 // base offset of the first batch (the requested offset when empty)
+	// Active: the region lies in the active segment, written recently and
+	// so almost surely in the page cache.
+	Active bool
 }
 
 // logHooks lets the Manager learn about a log's events.
@@ -98,6 +101,7 @@ type Log struct {
 	hintMu      sync.Mutex
 	hint        readHint
 	truncations atomic.Uint64
+	tail        tailRing // the newest batches' bounds (tail.go)
 
 	flushMu sync.Mutex // serialises Flush; taken before mu
 
@@ -658,6 +662,8 @@ func (l *Log) appendLocked(batch []byte, h *record.Header, opts AppendOptions) (
 	}
 	active.size.Store(pos + size)
 	last := h.LastOffset()
+	l.tail.add(l.segs.Load(), l.truncations.Load(), batchBounds{pos: pos, size: size, baseOffset: h.BaseOffset,
+		lastOffset: last, maxTimestamp: h.MaxTimestamp, epoch: h.PartitionLeaderEpoch})
 	newEnd := Position{Offset: last + 1, SegmentBase: active.base, Pos: pos + size}
 	l.publishEndLocked(newEnd)
 	if h.ProducerID >= 0 {
@@ -1275,6 +1281,7 @@ func (l *Log) TruncateTo(offset int64) error {
 }
 
 func (l *Log) truncateLocked(offset int64) error {
+	l.tail.reset()
 	segs := l.segments()
 	lso := l.logStartOffset.Load()
 	if offset < lso || offset <= segs[0].base {

@@ -58,7 +58,9 @@ func (l *Log) setHint(segs *[]*segment, gen uint64, i int, b batchBounds) {
 // at most maxBytes long unless minOneBatch (then at least the first batch).
 // It never decodes records and never takes the append lock; it is safe
 // for concurrent use. A Read that continues where the previous one stopped
-// (a consumer's next fetch) starts from a remembered position (readHint).
+// (a consumer's next fetch) starts from a remembered position (readHint);
+// one near the log end takes the bounds of the newest batches from memory
+// (tailRing) and reads no header at all.
 // offset < LogStartOffset or > LogEndOffset is ErrOffsetOutOfRange.
 func (l *Log) Read(offset int64, maxBytes int32, upTo Position, minOneBatch bool) (ReadResult, error) {
 	if err := l.offlineErr(); err != nil {
@@ -100,6 +102,10 @@ func (l *Log) Read(offset int64, maxBytes int32, upTo Position, minOneBatch bool
 			found = false // past what may be read now: look it up as before
 		}
 		if !found {
+			first, found = l.tail.find(segsp, gen, i, offset)
+			found = found && first.end() <= limit
+		}
+		if !found {
 			var err error
 			first, found, err = s.findBatch(offset, limit, buf)
 			if err != nil {
@@ -121,14 +127,20 @@ func (l *Log) Read(offset int64, maxBytes int32, upTo Position, minOneBatch bool
 				l.setHint(segsp, gen, i, first)
 				return ReadResult{File: s.log, Pos: first.pos, FirstOffset: first.baseOffset}, nil
 			}
-			return ReadResult{File: s.log, Pos: first.pos, Size: first.size, FirstOffset: first.baseOffset}, nil
+			return ReadResult{File: s.log, Pos: first.pos, Size: first.size, FirstOffset: first.baseOffset, Active: i == len(segs)-1}, nil
 		}
 		stop := min(limit, first.pos+budget)
-		pos := max(first.pos+first.size, s.index.floorPosition(stop))
+		pos := first.end()
+		if _, ok := l.tail.at(segsp, gen, i, pos); !ok {
+			pos = max(pos, s.index.floorPosition(stop)) // skip to the index entry nearest stop
+		}
 		for pos < stop {
-			b, err := s.readBounds(pos, limit, buf)
-			if err != nil {
-				return ReadResult{}, fmt.Errorf("read %s at offset %d: %w", l.tp, offset, err)
+			b, ok := l.tail.at(segsp, gen, i, pos)
+			if !ok || b.end() > limit {
+				var err error
+				if b, err = s.readBounds(pos, limit, buf); err != nil {
+					return ReadResult{}, fmt.Errorf("read %s at offset %d: %w", l.tp, offset, err)
+				}
 			}
 			if pos+b.size > stop {
 				l.setHint(segsp, gen, i, b)
@@ -136,7 +148,7 @@ func (l *Log) Read(offset int64, maxBytes int32, upTo Position, minOneBatch bool
 			}
 			pos += b.size
 		}
-		return ReadResult{File: s.log, Pos: first.pos, Size: pos - first.pos, FirstOffset: first.baseOffset}, nil
+		return ReadResult{File: s.log, Pos: first.pos, Size: pos - first.pos, FirstOffset: first.baseOffset, Active: i == len(segs)-1}, nil
 	}
 	return empty, nil
 }

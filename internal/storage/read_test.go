@@ -4,14 +4,18 @@ import (
 	"testing"
 )
 
-// referenceRead is l.Read without the read hint: what the index lookup and
-// header scan find.
+// referenceRead is l.Read without the read hint and the tail ring: what
+// the index lookup and header scan find.
 func referenceRead(t *testing.T, l *Log, offset int64, maxBytes int32, upTo Position, minOne bool) ReadResult {
 	t.Helper()
 	l.hintMu.Lock()
 	saved := l.hint
 	l.hint = readHint{}
 	l.hintMu.Unlock()
+	l.tail.mu.Lock()
+	savedTail := l.tail.segs
+	l.tail.segs = nil // matches no segment list: the ring is not used
+	l.tail.mu.Unlock()
 	rr, err := l.Read(offset, maxBytes, upTo, minOne)
 	if err != nil {
 		t.Fatalf("reference read at %d: %v", offset, err)
@@ -19,6 +23,9 @@ func referenceRead(t *testing.T, l *Log, offset int64, maxBytes int32, upTo Posi
 	l.hintMu.Lock()
 	l.hint = saved
 	l.hintMu.Unlock()
+	l.tail.mu.Lock()
+	l.tail.segs = savedTail
+	l.tail.mu.Unlock()
 	return rr
 }
 

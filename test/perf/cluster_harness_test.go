@@ -109,6 +109,15 @@ func startPerfCluster(t *testing.T, n int, overrides ...string) *perfCluster {
 		for _, o := range all {
 			node.args = append(node.args, "--override", o)
 		}
+		// SILKWORM_PERF_METRICS_PORT=p serves node i's /metrics on port p+i,
+		// to read request counts and latencies while a measurement runs.
+		if base := os.Getenv("SILKWORM_PERF_METRICS_PORT"); base != "" {
+			port, err := strconv.Atoi(base)
+			if err != nil {
+				t.Fatalf("SILKWORM_PERF_METRICS_PORT=%q: %v", base, err)
+			}
+			node.args = append(node.args, "--override", fmt.Sprintf("silkworm.metrics.listener=127.0.0.1:%d", port+i))
+		}
 		c.nodes = append(c.nodes, node)
 	}
 	t.Cleanup(func() {
@@ -309,6 +318,9 @@ func (n *perfNode) launch(t *testing.T) {
 	}
 	fmt.Fprintf(logf, "==== start %s\n", time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(n.bin, n.args...)
+	// SILKWORM_PERF_BROKER_ENV adds environment variables (space
+	// separated, e.g. GOMAXPROCS=1) to the brokers' but not the clients'.
+	cmd.Env = append(os.Environ(), strings.Fields(os.Getenv("SILKWORM_PERF_BROKER_ENV"))...)
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {

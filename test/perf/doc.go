@@ -63,6 +63,12 @@
 //	                                   space separated
 //	SILKWORM_PERF_BROKER_BIN=path      use this broker binary instead of
 //	                                   building ./cmd/silkworm
+//	SILKWORM_PERF_BROKER_ENV="K=V ..." extra environment of the cluster
+//	                                   tests' broker processes only, e.g.
+//	                                   GOMAXPROCS=1
+//	SILKWORM_PERF_METRICS_PORT=p       the cluster tests serve node i's
+//	                                   /metrics on 127.0.0.1:p+i (request
+//	                                   counts while a measurement runs)
 //	SILKWORM_PERF_PROFILE_DIR=dir      record each produce and consume phase
 //	                                   of the broker with Linux `perf record
 //	                                   -g -p` into dir/<case>.perf.data and
