@@ -547,7 +547,7 @@ func encodeFetchSession(r *request, errorCode int16, sessionID int32, topics []f
 				buf = append(buf, p.legacy...)
 			} else if size > 0 {
 				resp.SetTail(buf)
-				resp.AppendFile(p.read.File, p.read.Pos, size)
+				resp.AppendFile(p.read.File, p.read.Pos, size, p.read.Active)
 				buf = resp.Tail()
 			}
 			switch {

@@ -262,7 +262,7 @@ func (c *conn) readLoop() {
 	if err := c.handshake(); err != nil {
 		return
 	}
-	fr := wire.NewFrameReader(c.nc, frameReadBuffer)
+	fr := wire.NewFrameReader(wire.NewRawReader(c.nc), frameReadBuffer)
 	var own []byte     // the connection's buffer
 	var pooled *[]byte // the last frame's, when it came from framePool
 	var last *request  // the last request read
@@ -700,6 +700,7 @@ func (c *conn) send(resp *wire.Response) {
 // is the last: the connection closes once it is written.
 func (c *conn) writeLoop() {
 	defer c.shutdown()
+	w := wire.NewConnWriter(c.nc)
 	for {
 		select {
 		case resp := <-c.out:
@@ -710,7 +711,7 @@ func (c *conn) writeLoop() {
 			if c.batch != nil {
 				c.batch.begin()
 			}
-			err := resp.Write(c.nc)
+			err := w.Write(resp)
 			if c.batch != nil {
 				err = errors.Join(err, c.batch.end())
 			}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/silkworm/silkworm/internal/wire"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,6 +26,7 @@ import (
 type leaderConn struct {
 	nc       net.Conn
 	br       *bufio.Reader // a small response arrives with its size in one read
+	w        io.Writer     // nc, with raw system calls on plain TCP (wire.NewRawWriter)
 	stop     func() bool   // unregisters the close on the fetcher's cancel
 	fmt      *kmsg.RequestFormatter
 	clientID string
@@ -74,7 +76,8 @@ func dialLeader(ctx context.Context, cfg *Config, addr string) (*leaderConn, err
 	clientID := fmt.Sprintf("silkworm-replica-fetcher-%d", cfg.NodeID)
 	c := &leaderConn{
 		nc:       nc,
-		br:       bufio.NewReaderSize(nc, readBufferSize),
+		br:       bufio.NewReaderSize(wire.NewRawReader(nc), readBufferSize),
+		w:        wire.NewRawWriter(nc),
 		fmt:      kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)),
 		clientID: clientID,
 	}
@@ -162,7 +165,7 @@ func (c *leaderConn) send(req kmsg.Request, deadline time.Time) error {
 	if err := c.nc.SetDeadline(deadline); err != nil {
 		return err
 	}
-	if _, err := c.nc.Write(c.wbuf); err != nil {
+	if _, err := c.w.Write(c.wbuf); err != nil {
 		return fmt.Errorf("send %s: %w", kmsg.NameForKey(req.Key()), err)
 	}
 	return nil
@@ -187,7 +190,7 @@ func (c *leaderConn) sendWith(key, version int16, flexible bool, deadline time.T
 	if err := c.nc.SetDeadline(deadline); err != nil {
 		return err
 	}
-	if _, err := c.nc.Write(b); err != nil {
+	if _, err := c.w.Write(b); err != nil {
 		return fmt.Errorf("send %s: %w", kmsg.NameForKey(key), err)
 	}
 	return nil

@@ -27,6 +27,10 @@ type Chunk struct {
 	File  FileSource
 	Pos   int64
 	Size  int64
+	// Cached marks a region whose pages were written recently and are
+	// almost surely in the page cache, so that sending it cannot wait for
+	// the disk (ConnWriter sends it with a raw sendfile).
+	Cached bool
 }
 
 // Response is an encoded response: its size prefix, header and body as a
@@ -120,9 +124,9 @@ func (r *Response) SetTail(b []byte) {
 	last.Bytes = b
 }
 
-// AppendFile adds a file region to the response.
-func (r *Response) AppendFile(f FileSource, pos, size int64) {
-	r.Chunks = append(r.Chunks, Chunk{File: f, Pos: pos, Size: size})
+// AppendFile adds a file region to the response; cached: see Chunk.Cached.
+func (r *Response) AppendFile(f FileSource, pos, size int64, cached bool) {
+	r.Chunks = append(r.Chunks, Chunk{File: f, Pos: pos, Size: size, Cached: cached})
 	r.size += size
 }
 
@@ -281,6 +285,12 @@ func writeRegion(conn net.Conn, c *Chunk) error {
 			}
 		}
 	}
+	return copyRegion(c, conn)
+}
+
+// copyRegion sends a region of a file without a descriptor: read into a
+// buffer and written, a piece at a time.
+func copyRegion(c *Chunk, w io.Writer) error {
 	buf := make([]byte, min(c.Size, 256<<10))
 	pos, left := c.Pos, c.Size
 	for left > 0 {
@@ -292,7 +302,7 @@ func writeRegion(conn net.Conn, c *Chunk) error {
 			}
 			return err
 		}
-		if _, err := conn.Write(buf[:n]); err != nil {
+		if _, err := w.Write(buf[:n]); err != nil {
 			return err
 		}
 		pos += n

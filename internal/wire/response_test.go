@@ -47,7 +47,7 @@ func TestWriteCopyMatchesChunks(t *testing.T) {
 			case 0:
 				size := []int{0, 1, 100, copyBufSize - 1, copyBufSize, copyBufSize + 5, 1 << 20}[rng.IntN(7)]
 				pos := rng.Int64N(int64(len(file) - size))
-				r.AppendFile(f, pos, int64(size))
+				r.AppendFile(f, pos, int64(size), false)
 				want = append(want, file[pos:pos+int64(size)]...)
 			case 1:
 				size := []int{1, 10, 1000, copyBufSize - 3, copyBufSize, copyBufSize * 2}[rng.IntN(6)]
@@ -82,7 +82,7 @@ func TestWriteCopyMatchesChunks(t *testing.T) {
 
 func TestWriteCopyShortFile(t *testing.T) {
 	r := NewResponse(1, false)
-	r.AppendFile(bytes.NewReader(make([]byte, 1000)), 500, 600)
+	r.AppendFile(bytes.NewReader(make([]byte, 1000)), 500, 600, false)
 	r.Finish()
 	var c memConn
 	if err := r.Write(&c); !errors.Is(err, ErrShortFile) {
@@ -92,7 +92,7 @@ func TestWriteCopyShortFile(t *testing.T) {
 
 func TestWriteCopyWriteError(t *testing.T) {
 	r := NewResponse(1, false)
-	r.AppendFile(bytes.NewReader(make([]byte, 1<<20)), 0, 1<<20)
+	r.AppendFile(bytes.NewReader(make([]byte, 1<<20)), 0, 1<<20, false)
 	r.Finish()
 	c := memConn{failAt: 2}
 	if err := r.Write(&c); err == nil || err.Error() != "boom" {
@@ -102,9 +102,9 @@ func TestWriteCopyWriteError(t *testing.T) {
 
 func TestWriteCopyCoalesces(t *testing.T) {
 	r := NewResponse(1, true)
-	r.AppendFile(bytes.NewReader(make([]byte, 20000)), 0, 16000)
+	r.AppendFile(bytes.NewReader(make([]byte, 20000)), 0, 16000, false)
 	r.SetTail(append(r.Tail(), 1, 2, 3))
-	r.AppendFile(bytes.NewReader(make([]byte, 20000)), 0, 100)
+	r.AppendFile(bytes.NewReader(make([]byte, 20000)), 0, 100, false)
 	r.SetTail(append(r.Tail(), 4))
 	r.Finish()
 	var c memConn
@@ -132,7 +132,7 @@ func TestResponseHeadersShareABuffer(t *testing.T) {
 		r := NewResponse(7, true)
 		for i := range parts {
 			r.SetTail(append(r.Tail(), headers[i]...))
-			r.AppendFile(file, int64(i), 3)
+			r.AppendFile(file, int64(i), 3, false)
 		}
 		r.SetTail(append(r.Tail(), 0))
 		r.Finish()
