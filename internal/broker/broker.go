@@ -209,6 +209,8 @@ func New(cfg *config.Broker, log *slog.Logger, opts ...Option) (*Broker, error) 
 		CleanerThreads:                    int(intConfig(cfg, "log.cleaner.threads", 1)),
 		CleanerBackoffMs:                  intConfig(cfg, "log.cleaner.backoff.ms", 15000),
 		CleanerDedupeBufferSize:           intConfig(cfg, "log.cleaner.dedupe.buffer.size", 128<<20),
+		MaxOpenSegmentFiles:               cfg.MaxOpenSegmentFiles,
+		IndexCacheBytes:                   cfg.IndexCacheBytes,
 		OnFlush:                           func(d time.Duration) { b.metrics.observeLogFlush(float64(d) / float64(time.Millisecond)) },
 		Logger:                            log,
 	}, b.storageConfigFor)

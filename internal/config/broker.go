@@ -24,6 +24,8 @@ type Broker struct {
 	MetricsListener         string   // silkworm.metrics.listener: host:port, http:// or https://; empty = off
 	ConsoleListener         string   // silkworm.console.listener: host:port, http:// or https://; empty = off
 	ConsoleBenchDir         string   // silkworm.console.bench.dir: where the console finds silkworm bench runs
+	MaxOpenSegmentFiles     int      // silkworm.log.max.open.segment.files
+	IndexCacheBytes         int64    // silkworm.log.index.cache.bytes
 	BrokerRack              string   // broker.rack
 	ProcessRoles            []string // process.roles
 	ControllerQuorumVoters  []Voter  // controller.quorum.voters
@@ -212,6 +214,8 @@ var brokerFields = []field{
 	{"silkworm.metrics.listener", func(b *Broker) any { return &b.MetricsListener }},
 	{"silkworm.console.listener", func(b *Broker) any { return &b.ConsoleListener }},
 	{"silkworm.console.bench.dir", func(b *Broker) any { return &b.ConsoleBenchDir }},
+	{"silkworm.log.max.open.segment.files", func(b *Broker) any { return &b.MaxOpenSegmentFiles }},
+	{"silkworm.log.index.cache.bytes", func(b *Broker) any { return &b.IndexCacheBytes }},
 	{"controller.listener.names", func(b *Broker) any { return &b.ControllerListenerNames }},
 }
 

@@ -440,3 +440,21 @@ func TestListenerSecretsAreSensitive(t *testing.T) {
 		}
 	}
 }
+
+// The storage cache bounds are Silkworm keys with the storage package's
+// defaults, and reject values below 1.
+func TestStorageCacheBounds(t *testing.T) {
+	b := DefaultBroker()
+	if b.MaxOpenSegmentFiles != 1000 || b.IndexCacheBytes != 32<<20 {
+		t.Fatalf("defaults: %d open segment files, %d index cache bytes", b.MaxOpenSegmentFiles, b.IndexCacheBytes)
+	}
+	b = mustBroker(t, map[string]string{"silkworm.log.max.open.segment.files": "50", "silkworm.log.index.cache.bytes": "1048576"})
+	if b.MaxOpenSegmentFiles != 50 || b.IndexCacheBytes != 1<<20 {
+		t.Fatalf("set: %d open segment files, %d index cache bytes", b.MaxOpenSegmentFiles, b.IndexCacheBytes)
+	}
+	for _, k := range []string{"silkworm.log.max.open.segment.files", "silkworm.log.index.cache.bytes"} {
+		if _, err := NewBroker(map[string]string{k: "0"}); err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("%s=0: %v", k, err)
+		}
+	}
+}

@@ -9,6 +9,8 @@ var brokerDocs = map[string]string{
 	"silkworm.metrics.listener":                 "Address of the Prometheus /metrics endpoint (host:port, http:// or https://); empty turns it off.",
 	"silkworm.console.listener":                 "Address of the web console (host:port, http:// or https://); empty turns it off.",
 	"silkworm.console.bench.dir":                "Directory whose silkworm bench runs the console lists (default bench-results).",
+	"silkworm.log.max.open.segment.files":       "Most .log files of rolled segments kept open (least recently used closed first); at most half of the open-file limit.",
+	"silkworm.log.index.cache.bytes":            "Memory for index entries loaded from the index files of rolled segments.",
 	"broker.rack":                               "Rack of this broker, used for rack-aware replica placement.",
 	"process.roles":                             "Roles of this node: broker, controller or both (empty means both).",
 	"controller.quorum.voters":                  "Controller quorum as id@host:port entries.",

@@ -89,6 +89,12 @@ var silkwormKeys = []kafkaKey{
 	{"silkworm.console.listener", kmsg.ConfigTypeString, nil, "", ReadOnly},
 	// Directory the console lists `silkworm bench` runs from.
 	{"silkworm.console.bench.dir", kmsg.ConfigTypeString, nil, "bench-results", ReadOnly},
+	// Bounds of the storage caches (Kafka keeps every segment file open and
+	// every index mapped): .log handles of rolled segments kept open, at
+	// most half of RLIMIT_NOFILE whatever the value, and bytes of index
+	// entries loaded from index files.
+	{"silkworm.log.max.open.segment.files", kmsg.ConfigTypeInt, ptr("1000"), "[1,...]", ReadOnly},
+	{"silkworm.log.index.cache.bytes", kmsg.ConfigTypeLong, ptr("33554432"), "[1,...]", ReadOnly},
 }
 
 // silkwormDefaults are the defaults where Silkworm deviates from Kafka so that
