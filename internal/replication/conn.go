@@ -11,10 +11,11 @@ import (
 	"net"
 	"time"
 
-	"github.com/silkworm/silkworm/internal/wire"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/wire"
 )
 
 // leaderConn is a fetcher's connection to its leader. Requests are written
