@@ -338,20 +338,7 @@ func BenchmarkFetch100B(b *testing.B) {
 		cpu0 := benchCPUTime(b)
 		b.ResetTimer()
 		for b.Loop() {
-			frame := benchFetchFrame(offset)[4:]
-			req := kmsg.NewPtrFetchRequest()
-			hdr, err := wire.ParseRequest(frame, req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			r := &request{hdr: hdr, kreq: req, received: time.Now()}
-			topics, total, anyErr := brk.readFetch(r, req, -1)
-			if anyErr || total == 0 {
-				b.Fatalf("fetch at %d: error %v, %d bytes", offset, anyErr, total)
-			}
-			if resp := encodeFetch(r, topics); resp.Size() < total {
-				b.Fatalf("response of %d bytes for %d bytes of records", resp.Size(), total)
-			}
+			_, total := benchFetch(b, brk, benchFetchFrame(offset)[4:], offset)
 			// Every batch is alike and reads start at batch boundaries,
 			// so the records served follow from the byte count.
 			batches := total / batchSize

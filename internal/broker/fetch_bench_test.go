@@ -53,19 +53,7 @@ func BenchmarkFetchMiB(b *testing.B) {
 					frame = benchFetchFrameParts(offsets)[4:]
 					frames[key] = frame
 				}
-				req := kmsg.NewPtrFetchRequest()
-				hdr, err := wire.ParseRequest(frame, req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				r := &request{hdr: hdr, kreq: req, received: time.Now()}
-				topics, total, anyErr := brk.readFetch(r, req, -1)
-				if anyErr || total == 0 {
-					b.Fatalf("fetch at %v: error %v, %d bytes", offsets, anyErr, total)
-				}
-				if resp := encodeFetch(r, topics); resp.Size() < total {
-					b.Fatalf("response of %d bytes for %d bytes of records", resp.Size(), total)
-				}
+				topics, total := benchFetch(b, brk, frame, offsets)
 				bytes += total
 				benchAdvance(b, topics, offsets, hws, batchSize, perBatch)
 			}
@@ -132,7 +120,16 @@ func benchAdvance(b *testing.B, topics []fetchTopic, offsets, hws []int64, batch
 // partitions and returns it with them. Both are closed when b ends.
 func startFetchBenchBroker(b *testing.B, parts int) (*Broker, []*partition.Partition) {
 	b.Helper()
-	cfg, err := config.Load("", []string{"listeners=PLAINTEXT://127.0.0.1:0", "log.dirs=" + b.TempDir()})
+	return startBenchTopicBroker(b, parts, "listeners=PLAINTEXT://127.0.0.1:0")
+}
+
+// startBenchTopicBroker starts an in-process broker with the settings of
+// overrides, which must include a PLAINTEXT listener (its setup client),
+// creates the bench topic with parts partitions and returns the broker
+// with them. Both are closed when b ends.
+func startBenchTopicBroker(b *testing.B, parts int, overrides ...string) (*Broker, []*partition.Partition) {
+	b.Helper()
+	cfg, err := config.Load("", append([]string{"log.dirs=" + b.TempDir()}, overrides...))
 	if err != nil {
 		b.Fatalf("config: %v", err)
 	}
@@ -149,7 +146,7 @@ func startFetchBenchBroker(b *testing.B, parts int) (*Broker, []*partition.Parti
 			b.Errorf("close broker: %v", err)
 		}
 	})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brk.Addr()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brk.ListenerAddr("PLAINTEXT")))
 	if err != nil {
 		b.Fatalf("client: %v", err)
 	}
@@ -168,6 +165,27 @@ func startFetchBenchBroker(b *testing.B, parts int) (*Broker, []*partition.Parti
 		}
 	}
 	return brk, ps
+}
+
+// benchFetch decodes a fetch frame (without its size), reads its
+// partitions and encodes the response, as handleFetch does for a fetch
+// that needs no wait, and returns the partitions read and their bytes.
+// at names the fetch in a failure.
+func benchFetch(b *testing.B, brk *Broker, frame []byte, at any) ([]fetchTopic, int64) {
+	req := kmsg.NewPtrFetchRequest()
+	hdr, err := wire.ParseRequest(frame, req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &request{hdr: hdr, kreq: req, received: time.Now()}
+	topics, total, anyErr := brk.readFetch(r, req, -1)
+	if anyErr || total == 0 {
+		b.Fatalf("fetch at %v: error %v, %d bytes", at, anyErr, total)
+	}
+	if resp := encodeFetch(r, topics); resp.Size() < total {
+		b.Fatalf("response of %d bytes for %d bytes of records", resp.Size(), total)
+	}
+	return topics, total
 }
 
 // benchFill1KiB appends 16 KiB batches of 1 KiB records until p holds

@@ -37,7 +37,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"log/slog"
 	"net"
 	"runtime"
 	"strings"
@@ -51,7 +50,6 @@ import (
 	"github.com/xdg-go/scram"
 	"golang.org/x/sys/unix"
 
-	"github.com/silkworm/silkworm/internal/config"
 	"github.com/silkworm/silkworm/internal/partition"
 	"github.com/silkworm/silkworm/internal/security"
 	"github.com/silkworm/silkworm/internal/security/sasl"
@@ -72,41 +70,8 @@ const (
 // partition. Both are closed when b ends.
 func startSecureBenchBroker(b *testing.B, overrides ...string) (*Broker, *partition.Partition) {
 	b.Helper()
-	cfg, err := config.Load("", append([]string{"log.dirs=" + b.TempDir()}, overrides...))
-	if err != nil {
-		b.Fatalf("config: %v", err)
-	}
-	brk, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		b.Fatalf("new broker: %v", err)
-	}
-	if err := brk.Start(); err != nil {
-		brk.Close()
-		b.Fatalf("start broker: %v", err)
-	}
-	b.Cleanup(func() {
-		if err := brk.Close(); err != nil {
-			b.Errorf("close broker: %v", err)
-		}
-	})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brk.ListenerAddr("PLAINTEXT")))
-	if err != nil {
-		b.Fatalf("client: %v", err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	resp, err := adm.CreateTopic(b.Context(), 1, 1, nil, benchTopic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		b.Fatalf("create topic: %v", err)
-	}
-	_, p := brk.partition(benchTopic, 0)
-	if p == nil {
-		b.Fatal("topic created but partition 0 not found")
-	}
-	return brk, p
+	brk, ps := startBenchTopicBroker(b, 1, overrides...)
+	return brk, ps[0]
 }
 
 // createBenchSCRAMUser creates the bench user for both SCRAM mechanisms
