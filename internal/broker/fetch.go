@@ -20,7 +20,9 @@ package broker
 // the request parks on the partitions' waiters and is answered when an
 // append moves a high watermark enough, or when max.wait.ms passes. A
 // consumer's parked fetch wakes only when a high watermark moves (it reads
-// no further); a follower's wakes on every append, and is answered as soon
+// no further), and one that waits for more than one byte reads only when
+// the bytes up to the partitions' log ends could make min.bytes (as Kafka's
+// DelayedFetch counts them, from positions); a follower's wakes on every append, and is answered as soon
 // as there is data. A follower that sends the high watermark it knows
 // (KIP-1166's tagged field, which Silkworm's followers send) and is behind
 // the leader's, with nothing to read, is answered with the news after
@@ -173,6 +175,47 @@ func replicaWakeMatters(parts []fetchPartReq, parked []*partition.Partition, new
 	return false
 }
 
+// fetchMark is where a consumer's parked fetch would start reading one
+// partition, for consumerWakeMatters.
+type fetchMark struct {
+	p     *partition.Partition // nil: not a local partition
+	from  storage.Position
+	known bool // from was found
+}
+
+func markFetch(p *partition.Partition, offset int64) fetchMark {
+	from, err := p.Log.PositionOf(offset)
+	return fetchMark{p: p, from: from, known: err == nil}
+}
+
+// consumerWakeMatters reports whether a wake of a consumer's parked fetch
+// may find minBytes now, as Kafka's DelayedFetch.tryComplete reckons it
+// without reading: the bytes from each fetch position to its log end
+// bound what the fetch can read (a high watermark or last stable offset
+// is never past the log end). When a bound is unknown, because the
+// position was not found, the log rolled or was truncated or trimmed past
+// it, or the partition is no longer led here, the wake reads.
+func consumerWakeMatters(marks []fetchMark, minBytes int64) bool {
+	var bound int64
+	for i := range marks {
+		m := &marks[i]
+		if m.p == nil {
+			continue
+		}
+		if !m.known || !m.p.IsLeader() {
+			return true
+		}
+		end := m.p.Log.EndPosition()
+		if end.SegmentBase != m.from.SegmentBase || end.Offset < m.from.Offset || m.p.Log.LogStartOffset() > m.from.Offset {
+			return true
+		}
+		if bound += end.Pos - m.from.Pos; bound >= minBytes {
+			return true
+		}
+	}
+	return false
+}
+
 // waitFetch parks a fetch until enough bytes are available or its wait
 // expires, then answers it. It runs on its own goroutine, not an io one.
 func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, fc *fetchContext, replicaID int32) {
@@ -182,6 +225,12 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, fc *fetchContext,
 	var parked []*partition.Partition // a follower's, by fc.parts index
 	if follower {
 		parked = make([]*partition.Partition, len(fc.parts))
+	}
+	// A consumer waiting for more than one byte skips the reads its wakes
+	// cannot satisfy: marks bound what each partition could now give.
+	var marks []fetchMark
+	if !follower && req.MinBytes > 1 {
+		marks = make([]fetchMark, len(fc.parts))
 	}
 	var ts *topicState
 	for i, fp := range fc.parts {
@@ -198,6 +247,9 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, fc *fetchContext,
 				parked[i] = p
 			} else {
 				p.Watch(wake)
+				if marks != nil {
+					marks[i] = markFetch(p, fp.fetchOffset)
+				}
 			}
 			watched = append(watched, p)
 		}
@@ -219,7 +271,8 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, fc *fetchContext,
 	for {
 		select {
 		case <-wake:
-			if follower && !replicaWakeMatters(fc.parts, parked, news != nil) {
+			if follower && !replicaWakeMatters(fc.parts, parked, news != nil) ||
+				marks != nil && !consumerWakeMatters(marks, int64(req.MinBytes)) {
 				continue
 			}
 			topics, total, anyErr := b.readFetchParts(r, req, fc.parts, replicaID)

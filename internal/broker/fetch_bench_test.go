@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"testing"
 	"time"
 
@@ -225,4 +226,52 @@ func benchFetchFrameParts(offsets []int64) []byte {
 	}
 	req.Topics = append(req.Topics, rt)
 	return kmsg.NewRequestFormatter(kmsg.FormatterClientID("bench")).AppendRequest(nil, req, 0)
+}
+
+// BenchmarkParkedFetchWake measures an append of a one-record batch while
+// eight consumer fetches of six partitions are parked waiting for more
+// bytes than the benchmark appends (fetch.min.bytes set high, as for
+// throughput): every append wakes the eight, and cpu-ns/append counts what
+// the wakes cost the broker besides the append.
+//
+//	go test ./internal/broker -run '^$' -bench 'ParkedFetchWake' -benchtime 20000x
+func BenchmarkParkedFetchWake(b *testing.B) {
+	const parts, waiters = 6, 8
+	brk, ps := startFetchBenchBroker(b, parts)
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = benchFetchVersion
+	req.ReplicaID = -1
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 600_000, math.MaxInt32, 1<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = benchTopic
+	for i := range parts {
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.CurrentLeaderEpoch, rp.LogStartOffset, rp.PartitionMaxBytes = int32(i), -1, -1, 1<<20
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("bench")).AppendRequest(nil, req, 0)
+	for range waiters {
+		benchDial(b, brk.Addr()).send(append([]byte(nil), frame...))
+	}
+	deadline := time.Now().Add(time.Minute)
+	for _, p := range ps {
+		for n, _ := p.Waiting(); n != waiters; n, _ = p.Waiting() {
+			if time.Now().After(deadline) {
+				b.Fatalf("%d of %d fetches parked", n, waiters)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	batch := oneBatch()
+	b.ReportAllocs()
+	cpu0 := benchCPUTime(b)
+	i := 0
+	for b.Loop() {
+		if _, err := ps[i%parts].AppendAsLeader(append([]byte(nil), batch...), 0); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64((benchCPUTime(b)-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/append")
 }

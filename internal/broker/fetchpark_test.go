@@ -1,0 +1,64 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestParkedFetchAnsweredAtMinBytes: a consumer's fetch of two partitions
+// that waits for five batches' bytes, with a max wait far past the raw
+// connection's read guard, is not answered while four batches are there
+// and is answered once the fifth arrives, although no partition alone
+// holds five batches: min.bytes counts the whole request.
+func TestParkedFetchAnsweredAtMinBytes(t *testing.T) {
+	tb := newTestBroker(t)
+	ctx := testCtx(t)
+	tb.createTopic(ctx, "minb", 2, nil)
+	size := len(oneBatch())
+
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(12)
+	req.ReplicaID = -1
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.SessionEpoch = 60_000, int32(5*size), 1<<20, -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "minb"
+	for p := range int32(2) {
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch = p, 1<<20, -1, -1
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	fc := dialRaw(t, tb.b.Addr())
+	corr := fc.send(req)
+	ts := tb.b.topic("minb")
+	waitFor(t, "the fetch parked on both partitions", func() bool {
+		hw0, _ := ts.partitions[0].Waiting()
+		hw1, _ := ts.partitions[1].Waiting()
+		return hw0 == 1 && hw1 == 1
+	})
+
+	pc := dialRaw(t, tb.b.Addr())
+	for i, p := range []int32{0, 1, 0, 1, 0} {
+		resp := pc.roundTrip(produceRequest(1, "minb", p, oneBatch())).(*kmsg.ProduceResponse)
+		if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
+			t.Fatalf("produce %d to partition %d: error %d", i, p, code)
+		}
+	}
+	resp := kmsg.NewPtrFetchResponse()
+	resp.SetVersion(12)
+	fc.readResponse(corr, resp)
+	got := map[int32]int{}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if rp.ErrorCode != 0 {
+				t.Fatalf("partition %d: error %d", rp.Partition, rp.ErrorCode)
+			}
+			got[rp.Partition] += len(rp.RecordBatches)
+		}
+	}
+	if got[0] != 3*size || got[1] != 2*size {
+		t.Fatalf("answered with %d and %d record bytes; want %d and %d (all five batches, min.bytes %d)",
+			got[0], got[1], 3*size, 2*size, 5*size)
+	}
+}
