@@ -84,7 +84,7 @@ func TestOpenSegmentFilesAreBounded(t *testing.T) {
 		if s.index.tail != nil {
 			t.Errorf("segment %d keeps %d index entries in its tail", s.base, len(s.index.tail))
 		}
-		if s.index.loaded != nil {
+		if s.index.pages != nil {
 			loaded++
 		}
 		s.index.mu.RUnlock()

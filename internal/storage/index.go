@@ -19,6 +19,16 @@ const (
 	indexTailEntries = 512
 )
 
+// Index pages (variables so that tests can shrink them).
+var (
+	// indexPageEntries is how many file entries a lookup reads at once: a
+	// page, 4 KiB of .index.
+	indexPageEntries = 512
+	// indexWholeFilePages: a file of at most this many pages is read
+	// whole by its first lookup, in one read rather than one per page.
+	indexWholeFilePages = 4
+)
+
 type offsetEntry struct {
 	rel int32 // offset - segment base (the last offset of the indexed batch)
 	pos int32 // file position of the indexed batch
@@ -32,11 +42,14 @@ type timeEntry struct {
 // diskIndex is the part of a segment index shared by .index and .timeindex:
 // a sorted list of fixed-size entries, of which the first persisted live in
 // the file and the rest (the tail, at most indexTailEntries) in memory.
-// The file is opened only to read or write it, never kept open. Lookups
-// below the tail load the file's entries into memory, accounted in the
-// Manager's index cache, which drops them when it is over its byte budget;
-// the next lookup loads them again. So a rolled segment costs no memory
-// until it is read, and an active one about indexTailEntries entries.
+// The file is opened only to read or write it, never kept open. A lookup
+// below the tail binary-searches the file a page (indexPageEntries) at a
+// time, reading only the pages on its path (about log2 of the file's pages,
+// e.g. 10 of a 1 GiB segment's 2 MiB index) into memory, and keeps them,
+// accounted in the Manager's index cache, which drops an index's pages when
+// it is over its byte budget; the next lookup reads them again. So a rolled
+// segment costs no memory until it is read and then only the pages its
+// lookups touched, and an active one about indexTailEntries entries.
 //
 // Safe for concurrent use: the log appends under its own lock while
 // readers look up.
@@ -57,14 +70,20 @@ type diskIndex[E comparable] struct {
 	mu        sync.RWMutex
 	path      string
 	persisted int // entries in the file
-	// loaded is the persisted entries while cached, else nil. It is only
-	// ever appended to, past the length a reader holds, so a reader
-	// searches its copy of the slice without the lock.
-	loaded   []E
-	tail     []E // entries after the persisted ones
-	last     E
-	haveLast bool
-	dirty    bool // the file was written since the last sync
+	// sane is how many of the persisted entries lookups use: all of them,
+	// unless a page read found zeros (an older version's preallocated
+	// file) or entries that do not grow and the file could not be rebuilt.
+	sane int
+	// pages holds the persisted entries read so far, by page (page i holds
+	// entries [i*indexPageEntries, ...)); nil when none are, and a nil
+	// page is not read. A page is only ever appended to, past the length a
+	// reader holds, so a reader searches its copy without the lock.
+	pages     [][]E
+	pageBytes int64 // what pages cost in the cache
+	tail      []E   // entries after the persisted ones
+	last      E
+	haveLast  bool
+	dirty     bool // the file was written since the last sync
 }
 
 func (x *diskIndex[E]) init(fs FS, cache *clockCache, path string, maxEntries int) {
@@ -81,7 +100,8 @@ func (x *diskIndex[E]) setFileSize(size int64) error {
 		return fmt.Errorf("%s: size %d is not a multiple of %d: %w", x.path, size, x.entrySize, ErrCorrupt)
 	}
 	x.persisted = int(min(size/int64(x.entrySize), int64(x.maxEntries)))
-	x.loaded, x.tail, x.haveLast = nil, nil, false
+	x.sane = x.persisted
+	x.pages, x.pageBytes, x.tail, x.haveLast = nil, 0, nil, false
 	return nil
 }
 
@@ -161,53 +181,193 @@ func (x *diskIndex[E]) floor(gt func(E) bool) (E, bool) {
 		return e, true
 	}
 	x.mu.RUnlock()
-	ents := x.persistedEntries()
-	i := sort.Search(len(ents), func(i int) bool { return gt(ents[i]) })
-	if i == 0 {
-		return zero, false
-	}
-	return ents[i-1], true
-}
-
-// persistedEntries returns the file's entries, loading them into the
-// cache when absent. An unreadable or insane file reads as its sane
-// prefix (lookups then scan from an earlier position, which is correct,
-// only slower).
-func (x *diskIndex[E]) persistedEntries() []E {
-	x.mu.RLock()
-	ents, n := x.loaded, x.persisted
-	x.mu.RUnlock()
-	if n == 0 {
-		return nil
-	}
-	if ents != nil {
-		x.entry.ref.Store(true)
-		return ents
-	}
-	x.mu.Lock()
-	if x.loaded != nil || x.persisted == 0 {
-		ents = x.loaded
-		x.mu.Unlock()
-		return ents
-	}
-	ents, insane := x.readSaneLocked()
-	if insane && x.repair != nil {
-		x.mu.Unlock()
-		if !x.repair() {
-			x.mu.Lock()
-			ents, _ = x.readSaneLocked()
-		} else {
-			x.mu.Lock()
-			ents = x.loaded
-			if ents == nil {
-				ents, _ = x.readSaneLocked()
-			}
+	// A page that turns out insane is rebuilt or cut off, and the search
+	// starts again: at most twice, then it answers none (a scan from the
+	// segment's start, correct but slow).
+	for range 2 {
+		if e, ok, done := x.floorPersisted(gt); done {
+			return e, ok
 		}
 	}
-	x.loaded = ents
+	return zero, false
+}
+
+// floorPersisted is floor over the file's entries: a binary search for
+// the last page whose first entry is not gt, then one within it. done is
+// false when a page was insane and the search must start again.
+func (x *diskIndex[E]) floorPersisted(gt func(E) bool) (e E, ok, done bool) {
+	x.mu.RLock()
+	n := x.sane
+	x.mu.RUnlock()
+	if n == 0 {
+		return e, false, true
+	}
+	insane := false
+	next := sort.Search((n+indexPageEntries-1)/indexPageEntries, func(i int) bool {
+		pg, sane := x.page(i)
+		insane = insane || !sane
+		return insane || len(pg) == 0 || gt(pg[0])
+	})
+	if insane {
+		return e, false, false
+	}
+	if next == 0 {
+		return e, false, true
+	}
+	pg, sane := x.page(next - 1)
+	if !sane || len(pg) == 0 || gt(pg[0]) {
+		return e, false, false // cut or rebuilt under the search
+	}
+	j := sort.Search(len(pg), func(j int) bool { return gt(pg[j]) })
+	return pg[j-1], true, true
+}
+
+// page returns page i of the persisted entries, reading it when absent
+// (an empty page is past the sane entries), and false when the file was
+// insane: then it was rebuilt or cut to its sane prefix.
+func (x *diskIndex[E]) page(i int) ([]E, bool) {
+	x.mu.RLock()
+	var pg []E
+	have := i < len(x.pages) && x.pages[i] != nil
+	if have {
+		pg = x.pages[i]
+	}
+	n := x.sane
+	x.mu.RUnlock()
+	if i*indexPageEntries >= n {
+		return nil, true
+	}
+	if have {
+		x.entry.ref.Store(true)
+		return pg, true
+	}
+	from, to := i*indexPageEntries, (i+1)*indexPageEntries
+	if n <= indexWholeFilePages*indexPageEntries {
+		from, to = 0, n // a small file: one read
+	}
+	if !x.loadPages(from, to) {
+		return nil, false
+	}
+	x.mu.RLock()
+	if i < len(x.pages) {
+		pg = x.pages[i]
+	}
+	x.mu.RUnlock()
+	return pg, true
+}
+
+// loadPages reads the pages holding entries [from, to) (from on a page
+// boundary) that are not in memory, and checks that each page's entries
+// grow and follow those of the pages next to it that are in memory. It
+// returns false when they do not: the file is then rebuilt from the log,
+// or else lookups use only its sane prefix.
+func (x *diskIndex[E]) loadPages(from, to int) bool {
+	x.mu.Lock()
+	to = min(to, x.sane)
+	for from < to && from/indexPageEntries < len(x.pages) && x.pages[from/indexPageEntries] != nil {
+		from += indexPageEntries // a page another lookup read meanwhile
+	}
+	if from >= to {
+		x.mu.Unlock()
+		return true
+	}
+	b, err := x.readFileLocked(from, to-from)
+	if err != nil {
+		x.mu.Unlock()
+		return x.insane()
+	}
+	if x.pages == nil {
+		x.pages = make([][]E, (x.persisted+indexPageEntries-1)/indexPageEntries)
+	}
+	// A page of zeros cuts x.sane, and with it the pages to read.
+	for start := from; start < min(to, x.sane); start += indexPageEntries {
+		i := start / indexPageEntries
+		if x.pages[i] != nil {
+			continue
+		}
+		end := min(start+indexPageEntries, to)
+		pg := make([]E, 0, end-start)
+		var zero E
+		for k := start; k < end; k++ {
+			e := x.dec(b[(k-from)*x.entrySize:])
+			if e == zero {
+				// An older version's preallocated file: it ends here.
+				x.cutLocked(k)
+				break
+			}
+			if prev, ok := x.entryBeforeLocked(pg, k); ok && !x.follows(prev, e) || !ok && k == 0 && !x.first(e) {
+				x.mu.Unlock()
+				return x.insane()
+			}
+			pg = append(pg, e)
+		}
+		if len(pg) > 0 && i+1 < len(x.pages) && len(x.pages[i+1]) > 0 && !x.follows(pg[len(pg)-1], x.pages[i+1][0]) {
+			x.mu.Unlock()
+			return x.insane()
+		}
+		x.pages[i] = pg
+		var e E
+		x.pageBytes += int64(cap(pg)) * int64(unsafe.Sizeof(e))
+	}
+	cost := x.pageBytes + int64(len(x.pages))*int64(unsafe.Sizeof([]E(nil))) + 128
 	x.mu.Unlock()
-	var e E
-	x.cache.add(&x.entry, int64(cap(ents))*int64(unsafe.Sizeof(e))+128)
+	x.cache.add(&x.entry, cost)
+	x.cache.setCost(&x.entry, cost)
+	return true
+}
+
+// entryBeforeLocked returns the entry before entry k, which is in pg (the
+// page being read, its entries so far) or, at a page start, the last of
+// the previous page when that is in memory.
+func (x *diskIndex[E]) entryBeforeLocked(pg []E, k int) (E, bool) {
+	if len(pg) > 0 {
+		return pg[len(pg)-1], true
+	}
+	var zero E
+	if i := k / indexPageEntries; k > 0 && i > 0 && len(x.pages[i-1]) == indexPageEntries {
+		return x.pages[i-1][indexPageEntries-1], true
+	}
+	return zero, false
+}
+
+// cutLocked makes lookups use only the first n persisted entries, and
+// drops the pages past them.
+func (x *diskIndex[E]) cutLocked(n int) {
+	x.sane = min(x.sane, n)
+	for i := range x.pages {
+		if i*indexPageEntries >= x.sane {
+			x.pages[i] = nil
+		} else if end := x.sane - i*indexPageEntries; len(x.pages[i]) > end {
+			x.pages[i] = x.pages[i][:end:end]
+		}
+	}
+}
+
+// insane handles a file whose entries do not grow: it is rebuilt from the
+// log when the segment allows (see segment.repair), else lookups use only
+// its sane prefix. It always returns false (for loadPages).
+func (x *diskIndex[E]) insane() bool {
+	if x.repair != nil && x.repair() {
+		return false
+	}
+	x.mu.Lock()
+	ents, _ := x.readSaneLocked()
+	x.cutLocked(len(ents))
+	x.mu.Unlock()
+	return false
+}
+
+// persistedEntries returns the file's sane entries, reading every page
+// (for tests and checks, not lookups).
+func (x *diskIndex[E]) persistedEntries() []E {
+	x.mu.RLock()
+	n := x.sane
+	x.mu.RUnlock()
+	var ents []E
+	for i := 0; i*indexPageEntries < n; i++ {
+		pg, _ := x.page(i)
+		ents = append(ents, pg...)
+	}
 	return ents
 }
 
@@ -238,8 +398,8 @@ func (x *diskIndex[E]) readSaneLocked() (ents []E, insane bool) {
 func (x *diskIndex[E]) replace(ents []E) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.tail, x.loaded, x.persisted, x.haveLast = nil, nil, 0, false
-	x.cache.remove(&x.entry)
+	x.tail, x.persisted, x.sane, x.haveLast = nil, 0, 0, false
+	x.dropPagesLocked()
 	f, err := x.fs.OpenFile(x.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("rewrite %s: %w", x.path, err)
@@ -272,9 +432,15 @@ func (x *diskIndex[E]) tryEvict() bool {
 	if !x.mu.TryLock() {
 		return false
 	}
-	x.loaded = nil
+	x.pages, x.pageBytes = nil, 0
 	x.mu.Unlock()
 	return true
+}
+
+// dropPagesLocked forgets the pages read and leaves the cache.
+func (x *diskIndex[E]) dropPagesLocked() {
+	x.pages, x.pageBytes = nil, 0
+	x.cache.remove(&x.entry)
 }
 
 // add appends e when it follows the last entry (else skips it, rather
@@ -330,14 +496,24 @@ func (x *diskIndex[E]) writeLocked(trim bool) error {
 	if werr != nil {
 		return werr
 	}
-	if len(x.tail) > 0 && x.loaded != nil {
-		// Readers hold x.loaded only up to its old length, so appending
-		// in place never changes what they see.
-		x.loaded = append(x.loaded, x.tail...)
+	if x.sane == x.persisted {
+		x.sane += len(x.tail)
+	}
+	if n := len(x.pages); n > 0 && x.pages[n-1] != nil && len(x.pages[n-1]) < indexPageEntries &&
+		(n-1)*indexPageEntries+len(x.pages[n-1]) == x.persisted {
+		// The last page read is the file's partial last page: it takes the
+		// new entries that fall in it. Readers hold it only up to its old
+		// length, so appending in place never changes what they see.
+		pg := x.pages[n-1]
+		pg = append(pg, x.tail[:min(len(x.tail), indexPageEntries-len(pg))]...)
 		var e E
-		x.cache.setCost(&x.entry, int64(cap(x.loaded))*int64(unsafe.Sizeof(e))+128)
+		x.pageBytes += int64(cap(pg)-cap(x.pages[n-1])) * int64(unsafe.Sizeof(e))
+		x.pages[n-1] = pg
 	}
 	x.persisted += len(x.tail)
+	if more := (x.persisted+indexPageEntries-1)/indexPageEntries - len(x.pages); x.pages != nil && more > 0 {
+		x.pages = append(x.pages, make([][]E, more)...) // unread pages
+	}
 	if trim || cap(x.tail) > 2*indexTailEntries {
 		x.tail = nil // a sealed index keeps nothing in memory
 	} else {
@@ -364,8 +540,8 @@ func (x *diskIndex[E]) seal() error {
 func (x *diskIndex[E]) reset() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.tail, x.loaded, x.persisted, x.haveLast = nil, nil, 0, false
-	x.cache.remove(&x.entry)
+	x.tail, x.persisted, x.sane, x.haveLast = nil, 0, 0, false
+	x.dropPagesLocked()
 	f, err := x.fs.OpenFile(x.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("truncate %s: %w", x.path, err)
@@ -414,12 +590,11 @@ func (x *diskIndex[E]) rename(newPath string) error {
 	return nil
 }
 
-// drop forgets the loaded entries (the segment closed).
+// drop forgets the pages read (the segment closed).
 func (x *diskIndex[E]) drop() {
 	x.mu.Lock()
-	x.loaded = nil
+	x.dropPagesLocked()
 	x.mu.Unlock()
-	x.cache.remove(&x.entry)
 }
 
 // offsetIndex is a segment's sparse .index: relative offset -> position.
