@@ -38,6 +38,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	embedcheck "github.com/silkworm/silkworm/embed/check"
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 const (
@@ -126,7 +127,7 @@ func runChaos(t *testing.T, o chaosOptions) {
 	c := startProcessCluster(t, 3, chaosServerOverrides...)
 	ctx, cancel := context.WithTimeout(context.Background(), o.duration+5*time.Minute)
 	defer cancel()
-	adm := kadm.NewClient(c.client(t))
+	adm := kadm.NewClient(c.Client(t))
 
 	res, err := adm.CreateTopic(ctx, chaosPartitions, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, chaosTopic)
 	if err == nil {
@@ -145,10 +146,10 @@ func runChaos(t *testing.T, o chaosOptions) {
 	defer stopProducers() // on a fatal error mid-way
 	var wg sync.WaitGroup
 	for i := range chaosProducers {
-		cl := c.client(t, o.producerOpts()...)
+		cl := c.Client(t, o.producerOpts()...)
 		wg.Go(func() { w.produce(cl, i, stop) })
 	}
-	probe := c.client(t, o.producerOpts()...)
+	probe := c.Client(t, o.producerOpts()...)
 	probeSeq := 0
 
 	// The faults: kill the leader of partition k%3 with SIGKILL, time the
@@ -163,7 +164,7 @@ func runChaos(t *testing.T, o chaosOptions) {
 		// that leaders die while followers are still catching up.
 		p := int32(rand.IntN(chaosPartitions))
 		var pd kadm.PartitionDetail
-		err := waitFor(60*time.Second, func() error {
+		err := testcluster.Poll(60*time.Second, func() error {
 			var err error
 			if pd, err = partitionDetail(ctx, adm, chaosTopic, p); err == nil && pd.Leader < 0 {
 				err = fmt.Errorf("%s-%d has no leader", chaosTopic, p)
@@ -173,13 +174,12 @@ func runChaos(t *testing.T, o chaosOptions) {
 		if err != nil {
 			t.Fatalf("before fault %d: %v", faults+1, err)
 		}
-		victim := c.node(pd.Leader)
-		victim.kill(t)
+		victim := c.Node(t, pd.Leader)
+		victim.Kill(t)
 		faults++
-		t.Logf("fault %d: killed node %d (leader of %s-%d, epoch %d, isr %v)", faults, victim.id, chaosTopic, p, pd.LeaderEpoch, pd.ISR)
+		t.Logf("fault %d: killed node %d (leader of %s-%d, epoch %d, isr %v)", faults, victim.ID, chaosTopic, p, pd.LeaderEpoch, pd.ISR)
 		time.Sleep(time.Duration(rand.IntN(1500)) * time.Millisecond) // pacing
-		victim.launch(t)
-		victim.waitReady(t)
+		victim.Start(t)
 		time.Sleep(time.Duration(rand.IntN(1500)) * time.Millisecond) // pacing
 	}
 	for time.Now().Before(end) && !o.harsh {
@@ -188,8 +188,8 @@ func runChaos(t *testing.T, o chaosOptions) {
 		if err != nil || pd.Leader < 0 {
 			t.Fatalf("leader of %s-%d before fault %d: %v (leader %d)", chaosTopic, p, faults+1, err, pd.Leader)
 		}
-		victim := c.node(pd.Leader)
-		victim.kill(t)
+		victim := c.Node(t, pd.Leader)
+		victim.Kill(t)
 		faults++
 		killed := time.Now()
 
@@ -213,20 +213,19 @@ func runChaos(t *testing.T, o chaosOptions) {
 		pcancel()
 		w.promise(pr, err)
 		if err != nil {
-			t.Errorf("fault %d: no produce to %s-%d succeeded within 60s of killing its leader %d: %v", faults, chaosTopic, p, victim.id, err)
+			t.Errorf("fault %d: no produce to %s-%d succeeded within 60s of killing its leader %d: %v", faults, chaosTopic, p, victim.ID, err)
 			break
 		}
 		failover := time.Since(killed)
 		failovers = append(failovers, failover)
 
-		victim.launch(t)
-		victim.waitReady(t)
+		victim.Start(t)
 		if err := waitFullISR(ctx, adm, chaosTopic, chaosPartitions, 60*time.Second); err != nil {
-			t.Errorf("fault %d: node %d did not rejoin every ISR: %v", faults, victim.id, err)
+			t.Errorf("fault %d: node %d did not rejoin every ISR: %v", faults, victim.ID, err)
 			break
 		}
 		t.Logf("fault %d: killed node %d (leader of %s-%d, epoch %d); first produce acknowledged after %v; back in every ISR after %v",
-			faults, victim.id, chaosTopic, p, pd.LeaderEpoch, failover.Round(time.Millisecond), time.Since(killed).Round(time.Millisecond))
+			faults, victim.ID, chaosTopic, p, pd.LeaderEpoch, failover.Round(time.Millisecond), time.Since(killed).Round(time.Millisecond))
 		// Let the producers run on a healthy cluster for a moment; this
 		// paces the faults, it waits for no outcome.
 		time.Sleep(2 * time.Second)
@@ -243,13 +242,13 @@ func runChaos(t *testing.T, o chaosOptions) {
 
 	// Every replica is in the ISR again: the logs must now converge.
 	dirs := map[int32]string{}
-	for _, n := range c.nodes {
-		dirs[n.id] = n.dir
+	for _, n := range c.Nodes {
+		dirs[n.ID] = n.Dir
 	}
 	hwm := convergedLogs(t, ctx, adm, dirs)
 
 	rctx, rcancel := context.WithTimeout(ctx, 2*time.Minute)
-	logs, err := embedcheck.Read(rctx, []string{chaosTopic}, kgo.SeedBrokers(c.seeds()...))
+	logs, err := embedcheck.Read(rctx, []string{chaosTopic}, kgo.SeedBrokers(c.Seeds()...))
 	rcancel()
 	if err != nil {
 		t.Fatal(err)
@@ -304,7 +303,7 @@ func convergedLogs(t *testing.T, ctx context.Context, adm *kadm.Client, dirs map
 		hwm[p] = lo.Offset
 	}
 	for p := range int32(chaosPartitions) {
-		err := waitFor(60*time.Second, func() error {
+		err := testcluster.Poll(60*time.Second, func() error {
 			replicas := map[int32][]batchInfo{}
 			for id, dir := range dirs {
 				bs, err := readReplicaBatches(dir, chaosTopic, p)

@@ -2,16 +2,10 @@ package interop
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,130 +13,26 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	recordbatch "github.com/silkworm/silkworm/internal/record"
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
-// processCluster is a cluster of silkworm server child processes on
-// 127.0.0.1, each both a broker and a Raft controller. Every node starts
-// from the documented config/cluster/node<N>.properties with its ports,
-// voters and data dir overridden, so the test also checks that those files
-// describe a working cluster. Its methods are called from the test
-// goroutine only; it is not safe for concurrent use.
-type processCluster struct {
-	nodes []*clusterNode
-}
-
-// clusterNode is one silkworm server process of a processCluster.
-type clusterNode struct {
-	id   int32
-	bin  string
-	dir  string // log.dirs
-	addr string // PLAINTEXT listener, host:port
-	log  string // combined stdout+stderr of every incarnation
-	args []string
-
-	cmd    *exec.Cmd
-	exited chan struct{} // closed when cmd has been waited for
-}
-
-// startProcessCluster starts n nodes and returns once every one of them
-// answers Metadata. overrides are extra server properties for every node;
-// they come after the cluster's own and so win over them.
-func startProcessCluster(t *testing.T, n int, overrides ...string) *processCluster {
+// startProcessCluster starts n silkworm server child processes on
+// 127.0.0.1, each both a broker and a Raft controller, and returns once
+// every one of them answers Metadata. Every node starts from the
+// documented config/cluster/node<N>.properties with its ports, voters and
+// data dir overridden, so the test also checks that those files describe a
+// working cluster. overrides are extra server properties for every node;
+// they come after the cluster's own and so win over them. Its clients ask
+// for metadata at most every 100 ms.
+func startProcessCluster(t *testing.T, n int, overrides ...string) *testcluster.Cluster {
 	t.Helper()
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := silkwormBinary(t)
-	tmp := t.TempDir()
-	clientPorts := make([]int, n)
-	controllerPorts := make([]int, n)
-	var voters []string
-	used := map[int]bool{}
-	distinctPort := func() int {
-		for {
-			if port := freePort(t); !used[port] {
-				used[port] = true
-				return port
-			}
-		}
-	}
-	for i := range n {
-		clientPorts[i] = distinctPort()
-		controllerPorts[i] = distinctPort()
-		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, controllerPorts[i]))
-	}
-	c := &processCluster{}
-	for i := range n {
-		id := i + 1
-		props := filepath.Join(root, "config", "cluster", fmt.Sprintf("node%d.properties", min(id, 3)))
-		node := &clusterNode{
-			id:   int32(id),
-			bin:  bin,
-			dir:  filepath.Join(tmp, fmt.Sprintf("node%d", id)),
-			addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(clientPorts[i])),
-			log:  filepath.Join(tmp, fmt.Sprintf("node%d.log", id)),
-		}
-		node.args = []string{"server", "--config", props,
-			"--override", "node.id=" + strconv.Itoa(id),
-			"--override", fmt.Sprintf("listeners=PLAINTEXT://%s,CONTROLLER://127.0.0.1:%d", node.addr, controllerPorts[i]),
-			"--override", "advertised.listeners=PLAINTEXT://" + node.addr,
-			"--override", "controller.quorum.voters=" + strings.Join(voters, ","),
-			"--override", "log.dirs=" + node.dir,
-		}
-		for _, o := range overrides {
-			node.args = append(node.args, "--override", o)
-		}
-		c.nodes = append(c.nodes, node)
-	}
-	t.Cleanup(func() {
-		for _, node := range c.nodes {
-			node.kill(t)
-		}
-		if t.Failed() {
-			for _, node := range c.nodes {
-				t.Logf("node %d log (%s), last lines:\n%s", node.id, node.log, tail(node.log, 40))
-			}
-		}
+	return testcluster.Start(t, testcluster.Config{
+		Bin:          silkwormBinary(t),
+		Nodes:        n,
+		Overrides:    overrides,
+		StartTimeout: brokerStartTimeout,
+		ClientOpts:   []kgo.Opt{kgo.MetadataMinAge(100 * time.Millisecond)},
 	})
-	// The quorum needs a majority of voters before any node serves, so
-	// launch them all before waiting for one.
-	for _, node := range c.nodes {
-		node.launch(t)
-	}
-	for _, node := range c.nodes {
-		node.waitReady(t)
-	}
-	return c
-}
-
-// seeds lists every node's client address.
-func (c *processCluster) seeds() []string {
-	var s []string
-	for _, node := range c.nodes {
-		s = append(s, node.addr)
-	}
-	return s
-}
-
-// node returns the node with the given id.
-func (c *processCluster) node(id int32) *clusterNode {
-	return c.nodes[id-1]
-}
-
-// client returns a franz-go client seeded with every node, closed when the
-// test ends.
-func (c *processCluster) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{
-		kgo.SeedBrokers(c.seeds()...),
-		kgo.MetadataMinAge(100 * time.Millisecond),
-	}, opts...)...)
-	if err != nil {
-		t.Fatalf("new client: %v", err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
 }
 
 // partitionDetail returns what the cluster's metadata says about one
@@ -174,7 +64,7 @@ func partitionDetail(ctx context.Context, adm *kadm.Client, topic string, p int3
 // waitFullISR polls until every partition of topic has a leader and all
 // of its replicas in the ISR.
 func waitFullISR(ctx context.Context, adm *kadm.Client, topic string, partitions int32, timeout time.Duration) error {
-	return waitFor(timeout, func() error {
+	return testcluster.Poll(timeout, func() error {
 		for p := range partitions {
 			pd, err := partitionDetail(ctx, adm, topic, p)
 			if err != nil {
@@ -186,66 +76,6 @@ func waitFullISR(ctx context.Context, adm *kadm.Client, topic string, partitions
 		}
 		return nil
 	})
-}
-
-// launch starts the process without waiting for it to serve.
-func (n *clusterNode) launch(t *testing.T) {
-	t.Helper()
-	logf, err := os.OpenFile(n.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatalf("open node %d log: %v", n.id, err)
-	}
-	fmt.Fprintf(logf, "==== start %s\n", time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(n.bin, n.args...)
-	cmd.Stdout = logf
-	cmd.Stderr = logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		t.Fatalf("start node %d: %v", n.id, err)
-	}
-	n.cmd = cmd
-	n.exited = make(chan struct{})
-	exited := n.exited
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(exited)
-	}()
-}
-
-// waitReady polls until the node answers Metadata.
-func (n *clusterNode) waitReady(t *testing.T) {
-	t.Helper()
-	exited := n.exited
-	err := waitFor(brokerStartTimeout, func() error {
-		select {
-		case <-exited:
-			return errStop{fmt.Errorf("node exited during startup: %v", n.cmd.ProcessState)}
-		default:
-		}
-		return probe(n.addr)
-	})
-	if err != nil {
-		t.Fatalf("node %d on %s not ready: %v\nlog:\n%s", n.id, n.addr, err, tail(n.log, 60))
-	}
-}
-
-// kill stops the current incarnation with SIGKILL and waits for it to
-// exit; it does nothing when the node is not running.
-func (n *clusterNode) kill(t *testing.T) {
-	t.Helper()
-	if n.cmd == nil {
-		return
-	}
-	select {
-	case <-n.exited:
-	default:
-		if err := n.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-			t.Errorf("kill node %d: %v", n.id, err)
-		}
-		<-n.exited
-	}
-	n.cmd = nil
 }
 
 // batchInfo is what identifies a stored record batch: its header fields

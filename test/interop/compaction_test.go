@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 const (
@@ -86,7 +88,7 @@ func compactScenario(t *testing.T, addr string, c client) {
 	// partition now and then until a full read shows every key once.
 	ticks := 0
 	var lastTick time.Time
-	err := waitFor(groupWaitTimeout, func() error {
+	err := testcluster.Poll(groupWaitTimeout, func() error {
 		if time.Since(lastTick) > 300*time.Millisecond { // pacing, not an assertion
 			produceTicks(t, addr, topic, ticks)
 			ticks++
@@ -94,7 +96,7 @@ func compactScenario(t *testing.T, addr string, c client) {
 		}
 		got, err := kgoRead(ctx, addr, topic)
 		if err != nil {
-			return errStop{err}
+			return testcluster.GiveUp(err)
 		}
 		if problems := checkCompacted(got, last); len(problems) > 0 {
 			return fmt.Errorf("not compacted yet (%d records read): %s", len(got), problems[0])

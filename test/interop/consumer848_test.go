@@ -16,6 +16,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 // consumer848Overrides make KIP-848 groups heartbeat fast.
@@ -171,7 +173,7 @@ func TestConsumerGroup848RollingRestart(t *testing.T) {
 			for i := range members {
 				members[i] = startMember848(t, addr, group, topic, fmt.Sprintf("m%d-gen0", i), d, bal.b)
 			}
-			if err := waitFor(60*time.Second, func() error {
+			if err := testcluster.Poll(60*time.Second, func() error {
 				if !stable848(prod, group, 3, groupPartitions) {
 					return fmt.Errorf("group not stable with 3 members")
 				}
@@ -188,7 +190,7 @@ func TestConsumerGroup848RollingRestart(t *testing.T) {
 				}
 				members[i].stop()
 				members[i] = startMember848(t, addr, group, topic, fmt.Sprintf("m%d-gen1", i), d, bal.b)
-				if err := waitFor(60*time.Second, func() error {
+				if err := testcluster.Poll(60*time.Second, func() error {
 					if !stable848(prod, group, 3, groupPartitions) {
 						return fmt.Errorf("group not stable after restarting member %d", i)
 					}
@@ -198,7 +200,7 @@ func TestConsumerGroup848RollingRestart(t *testing.T) {
 				}
 				// The others consumed during the handover.
 				for name, before := range others {
-					if err := waitFor(30*time.Second, func() error {
+					if err := testcluster.Poll(30*time.Second, func() error {
 						if d.count(name) <= before {
 							return fmt.Errorf("member %s consumed nothing while member %d restarted", name, i)
 						}
@@ -211,7 +213,7 @@ func TestConsumerGroup848RollingRestart(t *testing.T) {
 			close(stopProd)
 			<-prodDone
 			want := int(produced.Load())
-			if err := waitFor(60*time.Second, func() error {
+			if err := testcluster.Poll(60*time.Second, func() error {
 				if got := d.distinct(); got < want {
 					return fmt.Errorf("%d of %d records consumed", got, want)
 				}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 // fenceLogLine is what the active controller logs when it fences a
@@ -26,7 +28,7 @@ func TestFailoverDefaultTimeouts(t *testing.T) {
 	c := startProcessCluster(t, 3, "group.initial.rebalance.delay.ms=0")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	adm := kadm.NewClient(c.client(t))
+	adm := kadm.NewClient(c.Client(t))
 	const topic = "failover"
 	if _, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")}, topic); err != nil {
 		t.Fatal(err)
@@ -34,7 +36,7 @@ func TestFailoverDefaultTimeouts(t *testing.T) {
 	if err := waitFullISR(ctx, adm, topic, 1, 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	cl := c.client(t, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic),
+	cl := c.Client(t, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produce := func() error {
 		pctx, pcancel := context.WithTimeout(ctx, 60*time.Second)
@@ -57,12 +59,12 @@ func TestFailoverDefaultTimeouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	paused := c.node(before.Leader)
-	if err := paused.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	paused := c.Node(t, before.Leader)
+	if err := paused.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Second) // the pause under test
-	if err := paused.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+	if err := paused.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	if err := produce(); err != nil {
@@ -74,11 +76,11 @@ func TestFailoverDefaultTimeouts(t *testing.T) {
 	}
 	if after.Leader != before.Leader || after.LeaderEpoch != before.LeaderEpoch {
 		t.Errorf("a 1 s pause of node %d failed over: leader %d epoch %d → leader %d epoch %d",
-			paused.id, before.Leader, before.LeaderEpoch, after.Leader, after.LeaderEpoch)
+			paused.ID, before.Leader, before.LeaderEpoch, after.Leader, after.LeaderEpoch)
 	}
-	for _, n := range c.nodes {
-		if strings.Contains(readFile(n.log), fenceLogLine) {
-			t.Errorf("node %d fenced a broker during a 1 s pause:\n%s", n.id, tail(n.log, 40))
+	for _, n := range c.Nodes {
+		if strings.Contains(readFile(n.Log), fenceLogLine) {
+			t.Errorf("node %d fenced a broker during a 1 s pause:\n%s", n.ID, testcluster.Tail(n.Log, 40))
 		}
 	}
 
@@ -89,35 +91,34 @@ func TestFailoverDefaultTimeouts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		victim := c.node(pd.Leader)
+		victim := c.Node(t, pd.Leader)
 		role := "not the active controller"
-		if m, err := adm.BrokerMetadata(ctx); err == nil && m.Controller == victim.id {
+		if m, err := adm.BrokerMetadata(ctx); err == nil && m.Controller == victim.ID {
 			role = "the active controller"
 		}
 		logged := map[int32]int{} // log sizes before the kill
-		for _, n := range c.nodes {
-			logged[n.id] = len(readFile(n.log))
+		for _, n := range c.Nodes {
+			logged[n.ID] = len(readFile(n.Log))
 		}
-		victim.kill(t)
+		victim.Kill(t)
 		killed := time.Now()
 		if err := produce(); err != nil {
-			t.Fatalf("fault %d: no produce acknowledged after killing leader %d: %v", fault, victim.id, err)
+			t.Fatalf("fault %d: no produce acknowledged after killing leader %d: %v", fault, victim.ID, err)
 		}
 		t.Logf("fault %d: killed leader %d (epoch %d, %s): first acks=all produce acknowledged after %v",
-			fault, victim.id, pd.LeaderEpoch, role, time.Since(killed).Round(time.Millisecond))
-		if err := waitFor(30*time.Second, func() error {
-			for _, n := range c.nodes {
-				if at, ok := loggedFence(readFile(n.log)[logged[n.id]:], victim.id); n != victim && ok {
-					t.Logf("fault %d: node %d fenced broker %d %v after the kill", fault, n.id, victim.id, at.Sub(killed).Round(time.Millisecond))
+			fault, victim.ID, pd.LeaderEpoch, role, time.Since(killed).Round(time.Millisecond))
+		if err := testcluster.Poll(30*time.Second, func() error {
+			for _, n := range c.Nodes {
+				if at, ok := loggedFence(readFile(n.Log)[logged[n.ID]:], victim.ID); n != victim && ok {
+					t.Logf("fault %d: node %d fenced broker %d %v after the kill", fault, n.ID, victim.ID, at.Sub(killed).Round(time.Millisecond))
 					return nil
 				}
 			}
-			return fmt.Errorf("no controller logged %q for broker %d", fenceLogLine, victim.id)
+			return fmt.Errorf("no controller logged %q for broker %d", fenceLogLine, victim.ID)
 		}); err != nil {
 			t.Errorf("fault %d: %v", fault, err)
 		}
-		victim.launch(t)
-		victim.waitReady(t)
+		victim.Start(t)
 		if err := waitFullISR(ctx, adm, topic, 1, 60*time.Second); err != nil {
 			t.Fatalf("fault %d: %v", fault, err)
 		}

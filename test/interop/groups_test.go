@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 // groupPartitions is the partition count of the group scenarios' topics.
@@ -127,13 +129,13 @@ func groupBalanceIdleKill(t *testing.T, gc groupClient, addr string) {
 func waitBalanced(t *testing.T, members []*groupMember, want []int) []memberReport {
 	t.Helper()
 	var reports []memberReport
-	err := waitFor(groupWaitTimeout, func() error {
+	err := testcluster.Poll(groupWaitTimeout, func() error {
 		reports = reports[:0]
 		var counts []int
 		held := map[int32]string{}
 		for _, m := range members {
 			if m.isExited() {
-				return errStop{fmt.Errorf("%s exited: %v", m.name, m.report().errs)}
+				return testcluster.GiveUp(fmt.Errorf("%s exited: %v", m.name, m.report().errs))
 			}
 			r := m.report()
 			reports = append(reports, r)
@@ -166,16 +168,16 @@ func waitBalanced(t *testing.T, members []*groupMember, want []int) []memberRepo
 func waitConsumed(t *testing.T, members []*groupMember, n int) {
 	t.Helper()
 	var missing []int
-	err := waitFor(groupWaitTimeout, func() error {
+	err := testcluster.Poll(groupWaitTimeout, func() error {
 		seen := make([]bool, n)
 		for _, m := range members {
 			for _, r := range m.report().records {
 				seq, _ := seqOfSeqKey(r.Key)
 				if seq >= n {
-					return errStop{fmt.Errorf("%s consumed %v, beyond the %d records produced", m.name, r, n)}
+					return testcluster.GiveUp(fmt.Errorf("%s consumed %v, beyond the %d records produced", m.name, r, n))
 				}
 				if r.Value != seqValue(seq) {
-					return errStop{fmt.Errorf("%s consumed %v: wrong value", m.name, r)}
+					return testcluster.GiveUp(fmt.Errorf("%s consumed %v: wrong value", m.name, r))
 				}
 				seen[seq] = true
 			}
@@ -231,9 +233,9 @@ func groupOffsetReset(t *testing.T, gc groupClient, addr string) {
 	// an old record.
 	next := old
 	var lastTick time.Time
-	err := waitFor(groupWaitTimeout, func() error {
+	err := testcluster.Poll(groupWaitTimeout, func() error {
 		if latest.isExited() {
-			return errStop{fmt.Errorf("latest member exited: %v", latest.report().errs)}
+			return testcluster.GiveUp(fmt.Errorf("latest member exited: %v", latest.report().errs))
 		}
 		got := map[int32]bool{}
 		for _, r := range latest.report().records {
@@ -259,7 +261,7 @@ func groupOffsetReset(t *testing.T, gc groupClient, addr string) {
 		produceSeq(t, addr, topic, next, next+1, p)
 		next++
 	}
-	err = waitFor(groupWaitTimeout, func() error {
+	err = testcluster.Poll(groupWaitTimeout, func() error {
 		got := map[int]bool{}
 		for _, r := range latest.report().records {
 			seq, _ := seqOfSeqKey(r.Key)
@@ -329,7 +331,7 @@ func groupCommitsSurviveKill(t *testing.T, gc groupClient, b broker) {
 	checkCommitted := func(when string) {
 		t.Helper()
 		var got map[int32]int64
-		err := waitFor(groupWaitTimeout, func() error {
+		err := testcluster.Poll(groupWaitTimeout, func() error {
 			var err error
 			got, err = committedOffsets(b.Addr(), group, topic)
 			return err
@@ -352,13 +354,13 @@ func groupCommitsSurviveKill(t *testing.T, gc groupClient, b broker) {
 
 	second := startMember(t, gc, gc.name+"-resumer", b.Addr(), topic, group, memberOpts{reset: "earliest"})
 	total := before + after
-	err := waitFor(groupWaitTimeout, func() error {
+	err := testcluster.Poll(groupWaitTimeout, func() error {
 		n := len(second.report().records)
 		if n >= total-firstRead {
 			return nil
 		}
 		if second.isExited() {
-			return errStop{fmt.Errorf("%s exited: %v", second.name, second.report().errs)}
+			return testcluster.GiveUp(fmt.Errorf("%s exited: %v", second.name, second.report().errs))
 		}
 		return fmt.Errorf("%s read %d of %d records", second.name, n, total-firstRead)
 	})

@@ -20,6 +20,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 // Consumer-group members as child processes: kcat -G, the kafka-python
@@ -399,7 +401,7 @@ func createTopicWith(t *testing.T, addr, topic string, partitions int32, configs
 	if err != nil {
 		t.Fatalf("create topic %s: %v", topic, err)
 	}
-	err = waitFor(brokerStartTimeout, func() error {
+	err = testcluster.Poll(brokerStartTimeout, func() error {
 		md, err := adm.Metadata(ctx, topic)
 		if err != nil {
 			return err

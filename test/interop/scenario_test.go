@@ -15,6 +15,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 const (
@@ -316,7 +318,7 @@ func waitTopicReady(t *testing.T, addr, topic string) {
 	defer done()
 	ctx, cancel := context.WithTimeout(context.Background(), brokerStartTimeout)
 	defer cancel()
-	err := waitFor(brokerStartTimeout, func() error {
+	err := testcluster.Poll(brokerStartTimeout, func() error {
 		md, err := adm.Metadata(ctx, topic)
 		if err != nil {
 			return err

@@ -28,13 +28,10 @@ package interop
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -44,6 +41,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/silkworm/silkworm/internal/security/securitytest"
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 const (
@@ -60,10 +58,10 @@ const (
 // secureCluster is three silkworm processes on SASL_SSL; its methods are
 // called from the test goroutine only.
 type secureCluster struct {
-	nodes   []*clusterNode // addr is the SASL_SSL listener
-	tls     *tls.Config    // trusts the run's CA
-	bin     string
-	adminCf string // --command-config file of the admin
+	*testcluster.Cluster             // a node's Addr is its SASL_SSL listener
+	tls                  *tls.Config // trusts the run's CA
+	bin                  string
+	adminCf              string // --command-config file of the admin
 }
 
 // startSecureCluster starts the three nodes and returns once each answers
@@ -73,7 +71,7 @@ func startSecureCluster(t *testing.T) *secureCluster {
 	if os.Getenv("SILKWORM_TEST_BOOTSTRAP") != "" || os.Getenv("SILKWORM_TEST_BROKER") == "kfake" {
 		t.Skip("the security tests configure their own silkworm processes")
 	}
-	root, err := moduleRoot()
+	root, err := testcluster.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,56 +89,30 @@ func startSecureCluster(t *testing.T) *secureCluster {
 		"ssl.truststore.location=" + caFile,
 	}, "\n")+"\n")
 
-	const n = 3
-	ports := distinctPorts(t, 2*n)
-	var voters []string
-	for i := range n {
-		voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, ports[n+i]))
-	}
-	for i := range n {
-		id := i + 1
-		node := &clusterNode{
-			id:   int32(id),
-			bin:  c.bin,
-			dir:  filepath.Join(tmp, fmt.Sprintf("node%d", id)),
-			addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i])),
-			log:  filepath.Join(tmp, fmt.Sprintf("node%d.log", id)),
-		}
-		node.args = []string{"server", "--config", filepath.Join(root, "config", "secure", "cluster", fmt.Sprintf("node%d.properties", id))}
-		for _, o := range append([]string{
-			"node.id=" + strconv.Itoa(id),
-			fmt.Sprintf("listeners=SASL_SSL://%s,CONTROLLER://127.0.0.1:%d", node.addr, ports[n+i]),
-			"advertised.listeners=SASL_SSL://" + node.addr,
-			"controller.quorum.voters=" + strings.Join(voters, ","),
-			"log.dirs=" + node.dir,
+	c.Cluster = testcluster.Start(t, testcluster.Config{
+		Bin:   c.bin,
+		Nodes: 3,
+		Properties: func(id int) string {
+			return filepath.Join(root, "config", "secure", "cluster", fmt.Sprintf("node%d.properties", id))
+		},
+		Listener: "SASL_SSL",
+		Overrides: append([]string{
 			"ssl.keystore.location=" + keystore,
 			"ssl.truststore.location=" + caFile,
 			"sasl.mechanism.inter.broker.protocol=SCRAM-SHA-512",
 			"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required " +
 				`username="` + clusterBroker + `" password="` + clusterBrokerPassword + `";`,
 			"super.users=User:" + clusterAdmin + ";User:" + clusterBroker,
-		}, chaosServerOverrides...) {
-			node.args = append(node.args, "--override", o)
-		}
-		c.nodes = append(c.nodes, node)
-	}
-	t.Cleanup(func() {
-		for _, node := range c.nodes {
-			node.kill(t)
-		}
-		if t.Failed() {
-			for _, node := range c.nodes {
-				t.Logf("node %d log (%s), last lines:\n%s", node.id, node.log, tail(node.log, 40))
-			}
-		}
+		}, chaosServerOverrides...),
+		StartTimeout: brokerStartTimeout,
+		// Metadata to the admin over SASL_SSL, without the plain TCP
+		// connect of testcluster.Probe, which the node would log as a
+		// failed TLS handshake.
+		Ready: func(n *testcluster.Node) error {
+			return testcluster.ProbeMetadata(n.Addr, 1, kgo.DialTLSConfig(c.tls.Clone()),
+				kgo.SASL(plainMechanism(clusterAdmin, clusterAdminPassword)))
+		},
 	})
-	// The quorum needs a majority before any node serves: launch all first.
-	for _, node := range c.nodes {
-		node.launch(t)
-	}
-	for _, node := range c.nodes {
-		c.waitReady(t, node)
-	}
 	return c
 }
 
@@ -161,11 +133,7 @@ func (c *secureCluster) login(user string, opts ...kgo.Opt) []kgo.Opt {
 	default:
 		m = kgo.SASL(scram512(clusterUser, clusterUserPassword))
 	}
-	seeds := make([]string, len(c.nodes))
-	for i, node := range c.nodes {
-		seeds[i] = node.addr
-	}
-	return append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.DialTLSConfig(c.tls.Clone()), m,
+	return append([]kgo.Opt{kgo.SeedBrokers(c.Seeds()...), kgo.DialTLSConfig(c.tls.Clone()), m,
 		kgo.MetadataMinAge(100 * time.Millisecond)}, opts...)
 }
 
@@ -181,42 +149,10 @@ func (c *secureCluster) client(t *testing.T, user string, opts ...kgo.Opt) *kgo.
 	return cl
 }
 
-// waitReady polls until node answers Metadata to the admin.
-func (c *secureCluster) waitReady(t *testing.T, node *clusterNode) {
-	t.Helper()
-	exited := node.exited
-	err := waitFor(brokerStartTimeout, func() error {
-		select {
-		case <-exited:
-			return errStop{fmt.Errorf("node exited during startup: %v", node.cmd.ProcessState)}
-		default:
-		}
-		cl, err := kgo.NewClient(kgo.SeedBrokers(node.addr), kgo.DialTLSConfig(c.tls.Clone()),
-			kgo.SASL(plainMechanism(clusterAdmin, clusterAdminPassword)), kgo.RetryTimeout(time.Second))
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		md, err := kadm.NewClient(cl).BrokerMetadata(ctx)
-		if err != nil {
-			return fmt.Errorf("metadata: %w", err)
-		}
-		if len(md.Brokers) == 0 {
-			return errors.New("metadata lists no brokers")
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("node %d on %s not ready: %v\nlog:\n%s", node.id, node.addr, err, tail(node.log, 60))
-	}
-}
-
 // tool runs a silkworm admin tool as the admin, against node 1.
 func (c *secureCluster) tool(t *testing.T, name string, args ...string) string {
 	t.Helper()
-	args = append([]string{name, "--bootstrap-server", c.nodes[0].addr, "--command-config", c.adminCf}, args...)
+	args = append([]string{name, "--bootstrap-server", c.Nodes[0].Addr, "--command-config", c.adminCf}, args...)
 	out, err := exec.Command(c.bin, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("silkworm %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -272,8 +208,8 @@ func TestSecurityClusterKill(t *testing.T) {
 		if err != nil || pd.Leader < 0 {
 			t.Fatalf("leader of %s-%d before fault %d: %v (leader %d)", chaosTopic, p, fault+1, err, pd.Leader)
 		}
-		victim := c.nodes[pd.Leader-1]
-		victim.kill(t)
+		victim := c.Node(t, pd.Leader)
+		victim.Kill(t)
 		killed := time.Now()
 
 		// Retry until a produce to the partition is acknowledged: the
@@ -292,17 +228,16 @@ func TestSecurityClusterKill(t *testing.T) {
 		}
 		pcancel()
 		if err != nil {
-			t.Fatalf("fault %d: no produce to %s-%d was acknowledged within 60s of killing its leader %d: %v", fault+1, chaosTopic, p, victim.id, err)
+			t.Fatalf("fault %d: no produce to %s-%d was acknowledged within 60s of killing its leader %d: %v", fault+1, chaosTopic, p, victim.ID, err)
 		}
 		failover := time.Since(killed)
 
-		victim.launch(t)
-		c.waitReady(t, victim)
+		victim.Start(t)
 		if err := waitFullISR(ctx, adm, chaosTopic, chaosPartitions, 60*time.Second); err != nil {
-			t.Fatalf("fault %d: node %d did not rejoin every ISR (its fetchers log in with SCRAM-SHA-512): %v", fault+1, victim.id, err)
+			t.Fatalf("fault %d: node %d did not rejoin every ISR (its fetchers log in with SCRAM-SHA-512): %v", fault+1, victim.ID, err)
 		}
 		t.Logf("fault %d: killed node %d (leader of %s-%d, epoch %d); produce acknowledged on the new leader after %v; back in every ISR after %v",
-			fault+1, victim.id, chaosTopic, p, pd.LeaderEpoch, failover.Round(time.Millisecond), time.Since(killed).Round(time.Millisecond))
+			fault+1, victim.ID, chaosTopic, p, pd.LeaderEpoch, failover.Round(time.Millisecond), time.Since(killed).Round(time.Millisecond))
 	}
 
 	stopProducers()
@@ -314,8 +249,8 @@ func TestSecurityClusterKill(t *testing.T) {
 		return
 	}
 	dirs := map[int32]string{}
-	for _, n := range c.nodes {
-		dirs[n.id] = n.dir
+	for _, n := range c.Nodes {
+		dirs[n.ID] = n.Dir
 	}
 	hwm := convergedLogs(t, ctx, adm, dirs)
 
@@ -343,14 +278,14 @@ func (c *secureCluster) checkFollowersCopy(t *testing.T, ctx context.Context, w 
 			t.Fatalf("produce to %s-%d with acks=1: %v", chaosTopic, p, err)
 		}
 		w.promise(r, nil)
-		err = waitFor(60*time.Second, func() error {
-			for _, n := range c.nodes {
-				bs, err := readReplicaBatches(n.dir, chaosTopic, p)
+		err = testcluster.Poll(60*time.Second, func() error {
+			for _, n := range c.Nodes {
+				bs, err := readReplicaBatches(n.Dir, chaosTopic, p)
 				if err != nil {
 					return err
 				}
 				if len(bs) == 0 || bs[len(bs)-1].lastOffset() < r.Offset {
-					return fmt.Errorf("node %d holds %d batches of %s-%d, not offset %d", n.id, len(bs), chaosTopic, p, r.Offset)
+					return fmt.Errorf("node %d holds %d batches of %s-%d, not offset %d", n.ID, len(bs), chaosTopic, p, r.Offset)
 				}
 			}
 			return nil

@@ -43,7 +43,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,6 +53,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/silkworm/silkworm/internal/security/securitytest"
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 // The test users and their secrets.
@@ -126,44 +126,31 @@ func startSecureBroker(t *testing.T) *secureBroker {
 	p.impostorCert, p.impostorKey = other.Issue(t, certUser).WritePEM(t, pkiDir, "impostor")
 	keystore := ca.Issue(t, "broker", "127.0.0.1", "localhost").KeystorePEM(t, pkiDir, "broker")
 
-	ports := distinctPorts(t, 4)
+	ports := testcluster.Ports(t, 4)
 	addr := func(i int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i])) }
 	b := &secureBroker{
-		processBroker: &processBroker{
-			bin:  silkwormBinary(t),
-			dir:  filepath.Join(tmp, "data"),
-			addr: addr(0),
-			log:  filepath.Join(tmp, "broker.log"),
-		},
 		saslAddr: addr(1),
 		mtlsAddr: addr(2),
 		tlsAddr:  addr(3),
 		pki:      p,
 	}
-	b.overrides = []string{
-		fmt.Sprintf("listeners=PLAINTEXT://%s,SASL_SSL://%s,SSL://%s,SSL_ONEWAY://%s", b.addr, b.saslAddr, b.mtlsAddr, b.tlsAddr),
+	b.processBroker = startProcessBrokerOn(t, addr(0),
+		fmt.Sprintf("listeners=PLAINTEXT://%s,SASL_SSL://%s,SSL://%s,SSL_ONEWAY://%s", addr(0), b.saslAddr, b.mtlsAddr, b.tlsAddr),
 		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,SSL:SSL,SSL_ONEWAY:SSL",
 		"ssl.keystore.type=PEM",
-		"ssl.keystore.location=" + keystore,
+		"ssl.keystore.location="+keystore,
 		"ssl.truststore.type=PEM",
-		"ssl.truststore.location=" + p.caFile,
+		"ssl.truststore.location="+p.caFile,
 		"listener.name.ssl.ssl.client.auth=required",
 		"listener.name.ssl.ssl.principal.mapping.rules=RULE:^CN=([^,]+)$/$1/,DEFAULT",
 		"listener.name.sasl_ssl.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
-		"listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required " +
-			`user_` + plainUser + `="` + plainPassword + `";`,
+		"listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "+
+			`user_`+plainUser+`="`+plainPassword+`";`,
 		"listener.name.sasl_ssl.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
 		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users=User:ANONYMOUS",
 		"group.initial.rebalance.delay.ms=0",
-	}
-	t.Cleanup(func() {
-		b.kill(t)
-		if t.Failed() {
-			t.Logf("broker log (%s), last lines:\n%s", b.log, tail(b.log, 60))
-		}
-	})
-	b.start(t)
+	)
 	b.createSCRAMUser(t)
 	for _, user := range []string{plainUser, scramUser, certUser, oauthUser} {
 		b.grantOwnTopicsAndGroups(t, user)
@@ -171,24 +158,12 @@ func startSecureBroker(t *testing.T) *secureBroker {
 	return b
 }
 
-// distinctPorts returns n different free ports.
-func distinctPorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	for len(ports) < n {
-		if p := freePort(t); !slices.Contains(ports, p) {
-			ports = append(ports, p)
-		}
-	}
-	return ports
-}
-
 // tool runs a silkworm admin tool against the PLAINTEXT listener and
 // returns its output.
 func (b *secureBroker) tool(t *testing.T, name string, args ...string) string {
 	t.Helper()
-	args = append([]string{name, "--bootstrap-server", b.addr}, args...)
-	out, err := exec.Command(b.bin, args...).CombinedOutput()
+	args = append([]string{name, "--bootstrap-server", b.Addr()}, args...)
+	out, err := exec.Command(b.node.Bin, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("silkworm %s: %v\n%s", strings.Join(args, " "), err, out)
 	}

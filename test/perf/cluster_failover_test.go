@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 // failoverRow is one kill of TestClusterFailover.
@@ -49,7 +51,7 @@ func TestClusterFailover(t *testing.T) {
 	const topic = "failover"
 	minISR := "2"
 	c.createTopic(ctx, t, adm, topic, 1, 3, map[string]*string{"min.insync.replicas": &minISR})
-	prod := c.client(t,
+	prod := c.Client(t,
 		kgo.DefaultProduceTopic(topic),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
@@ -73,16 +75,16 @@ func TestClusterFailover(t *testing.T) {
 
 	// The pause.
 	before := leaderOf(ctx, t, adm, topic)
-	paused := c.node(t, before.Leader)
-	if err := paused.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatalf("stop node %d: %v", paused.id, err)
+	paused := c.Node(t, before.Leader)
+	if err := paused.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("stop node %d: %v", paused.ID, err)
 	}
 	stopped := time.Now()
 	ackedCh := make(chan error, 1)
 	go func() { ackedCh <- produce() }()
 	time.Sleep(pause) // the pause measured, not a wait for an outcome
-	if err := paused.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		t.Fatalf("resume node %d: %v", paused.id, err)
+	if err := paused.Signal(syscall.SIGCONT); err != nil {
+		t.Fatalf("resume node %d: %v", paused.ID, err)
 	}
 	if err := <-ackedCh; err != nil {
 		t.Fatalf("produce during the pause: %v", err)
@@ -94,15 +96,15 @@ func TestClusterFailover(t *testing.T) {
 	var rows []failoverRow
 	for fault := 1; fault <= faults; fault++ {
 		pd := leaderOf(ctx, t, adm, topic)
-		victim := c.node(t, pd.Leader)
-		row := failoverRow{victim: victim.id}
-		if m, err := adm.BrokerMetadata(ctx); err == nil && m.Controller == victim.id {
+		victim := c.Node(t, pd.Leader)
+		row := failoverRow{victim: victim.ID}
+		if m, err := adm.BrokerMetadata(ctx); err == nil && m.Controller == victim.ID {
 			row.controller = true
 		}
 		var survivors []string
-		for _, n := range c.nodes {
+		for _, n := range c.Nodes {
 			if n != victim {
-				survivors = append(survivors, n.addr)
+				survivors = append(survivors, n.Addr)
 			}
 		}
 		watcher, err := kgo.NewClient(kgo.SeedBrokers(survivors...), kgo.MetadataMinAge(adminMetadataMinAge))
@@ -112,11 +114,11 @@ func TestClusterFailover(t *testing.T) {
 		wadm := kadm.NewClient(watcher)
 		electedCh := make(chan time.Time, 1)
 		killed := time.Now()
-		victim.kill(t)
+		victim.Kill(t)
 		go func() {
 			// Polls from another goroutine while this one produces; it
 			// only uses its own client.
-			err := clusterPoll(2*time.Minute, func() error {
+			err := testcluster.Poll(2*time.Minute, func() error {
 				mctx, mcancel := context.WithTimeout(ctx, time.Second)
 				defer mcancel()
 				md, err := wadm.Metadata(mctx, topic)
@@ -124,7 +126,7 @@ func TestClusterFailover(t *testing.T) {
 					return err
 				}
 				p, ok := md.Topics[topic].Partitions[0]
-				if !ok || p.Leader < 0 || p.Leader == victim.id || p.LeaderEpoch <= pd.LeaderEpoch {
+				if !ok || p.Leader < 0 || p.Leader == victim.ID || p.LeaderEpoch <= pd.LeaderEpoch {
 					return fmt.Errorf("no new leader yet")
 				}
 				return nil
@@ -136,7 +138,7 @@ func TestClusterFailover(t *testing.T) {
 			electedCh <- time.Now()
 		}()
 		if err := produce(); err != nil {
-			t.Fatalf("fault %d: no produce acknowledged after killing leader %d: %v", fault, victim.id, err)
+			t.Fatalf("fault %d: no produce acknowledged after killing leader %d: %v", fault, victim.ID, err)
 		}
 		row.acked = time.Since(killed)
 		at, ok := <-electedCh
@@ -146,17 +148,16 @@ func TestClusterFailover(t *testing.T) {
 		}
 		row.elected = at.Sub(killed)
 		restarted := time.Now()
-		victim.launch(t)
-		victim.waitReady(t, 3)
-		if err := clusterPoll(2*time.Minute, func() error { return topicLed(ctx, adm, topic, 1, true) }); err != nil {
-			t.Fatalf("fault %d: node %d did not rejoin the ISR: %v", fault, victim.id, err)
+		victim.Start(t)
+		if err := testcluster.Poll(2*time.Minute, func() error { return topicLed(ctx, adm, topic, 1, true) }); err != nil {
+			t.Fatalf("fault %d: node %d did not rejoin the ISR: %v", fault, victim.ID, err)
 		}
 		row.rejoined = time.Since(restarted)
 		rows = append(rows, row)
 		t.Logf("fault %d: killed leader %d: new leader after %v, first acks=all ack after %v, back in the ISR %v after its restart",
-			fault, victim.id, row.elected.Round(time.Millisecond), row.acked.Round(time.Millisecond), row.rejoined.Round(time.Millisecond))
+			fault, victim.ID, row.elected.Round(time.Millisecond), row.acked.Round(time.Millisecond), row.rejoined.Round(time.Millisecond))
 	}
-	fmt.Println(failoverTable(paused.id, pause, pauseAck, moved, before, after, rows))
+	fmt.Println(failoverTable(paused.ID, pause, pauseAck, moved, before, after, rows))
 }
 
 // leaderOf is the Metadata of partition 0 of topic, which must have a
@@ -164,7 +165,7 @@ func TestClusterFailover(t *testing.T) {
 func leaderOf(ctx context.Context, t *testing.T, adm *kadm.Client, topic string) kadm.PartitionDetail {
 	t.Helper()
 	var pd kadm.PartitionDetail
-	err := clusterPoll(time.Minute, func() error {
+	err := testcluster.Poll(time.Minute, func() error {
 		mctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		md, err := adm.Metadata(mctx, topic)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 // storedStep is one row of TestStoredData.
@@ -61,20 +63,20 @@ func TestStoredData(t *testing.T) {
 		"offsets.topic.replication.factor=1",
 		"transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1",
 	)
-	node := c.nodes[0]
+	node := c.Nodes[0]
 	var fs syscall.Statfs_t
-	if err := syscall.Statfs(node.dir, &fs); err != nil {
-		t.Fatalf("statfs %s: %v", node.dir, err)
+	if err := syscall.Statfs(node.Dir, &fs); err != nil {
+		t.Fatalf("statfs %s: %v", node.Dir, err)
 	}
 	if free := int64(fs.Bavail) * fs.Bsize; free < total+total/5+(1<<30) {
-		t.Skipf("%s has %d MiB free, the measurement needs about %d MiB", node.dir, free>>20, (total+total/5+(1<<30))>>20)
+		t.Skipf("%s has %d MiB free, the measurement needs about %d MiB", node.Dir, free>>20, (total+total/5+(1<<30))>>20)
 	}
 	ctx := context.Background()
 	adm := c.admin(t)
 	const topic = "stored"
 	c.createTopic(ctx, t, adm, topic, partitions, 1, nil)
 
-	prod := c.client(t,
+	prod := c.Client(t,
 		kgo.DefaultProduceTopic(topic),
 		kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
 		kgo.ProducerLinger(kafkaDefaultLinger),
@@ -97,7 +99,7 @@ func TestStoredData(t *testing.T) {
 			firstErr.CompareAndSwap(nil, &err)
 		}
 	}
-	pid := func() int { return node.cmd.Process.Pid }
+	pid := func() int { return node.Pid() }
 	sample := func(st *storedStep) {
 		t.Helper()
 		var err error
@@ -140,20 +142,18 @@ func TestStoredData(t *testing.T) {
 
 	// A clean restart on the same data.
 	stopStart := time.Now()
-	if err := node.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := node.Signal(syscall.SIGTERM); err != nil {
 		t.Fatalf("stop broker: %v", err)
 	}
-	node.waitExit(t, 2*time.Minute)
+	node.WaitExit(t, 2*time.Minute)
 	shutdown := time.Since(stopStart)
 	launched := time.Now()
-	node.launch(t)
-	err = clusterPoll(5*time.Minute, func() error {
-		select {
-		case <-node.exited:
-			return clusterStop{fmt.Errorf("broker exited during restart: %v", node.cmd.ProcessState)}
-		default:
+	node.Launch(t)
+	err = testcluster.Poll(5*time.Minute, func() error {
+		if err := node.Exited(); err != nil {
+			return testcluster.GiveUp(fmt.Errorf("broker %w during restart", err))
 		}
-		conn, err := net.DialTimeout("tcp", node.addr, time.Second)
+		conn, err := net.DialTimeout("tcp", node.Addr, time.Second)
 		if err != nil {
 			return err
 		}
@@ -161,17 +161,17 @@ func TestStoredData(t *testing.T) {
 		return nil
 	})
 	if err != nil {
-		t.Fatalf("restart: %v\nlog:\n%s", err, clusterTail(node.log, 60))
+		t.Fatalf("restart: %v\nlog:\n%s", err, testcluster.Tail(node.Log, 60))
 	}
 	listening := time.Since(launched)
-	rcl, err := kgo.NewClient(kgo.SeedBrokers(node.addr), kgo.MetadataMinAge(adminMetadataMinAge))
+	rcl, err := kgo.NewClient(kgo.SeedBrokers(node.Addr), kgo.MetadataMinAge(adminMetadataMinAge))
 	if err != nil {
 		t.Fatalf("client: %v", err)
 	}
 	defer rcl.Close()
 	radm := kadm.NewClient(rcl)
-	if err := clusterPoll(5*time.Minute, func() error { return topicLed(ctx, radm, topic, partitions, false) }); err != nil {
-		t.Fatalf("after restart: %v\nlog:\n%s", err, clusterTail(node.log, 60))
+	if err := testcluster.Poll(5*time.Minute, func() error { return topicLed(ctx, radm, topic, partitions, false) }); err != nil {
+		t.Fatalf("after restart: %v\nlog:\n%s", err, testcluster.Tail(node.Log, 60))
 	}
 	led := time.Since(launched)
 	var after storedStep

@@ -14,6 +14,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 // clusterRecordSize is the record value size of the cluster measurements,
@@ -127,7 +129,7 @@ func produceToCluster(ctx context.Context, t *testing.T, c *perfCluster, adm *ka
 	} else {
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.seeds()...)}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Seeds()...)}, opts...)...)
 	if err != nil {
 		t.Fatalf("%s: producer: %v", rc.name(), err)
 	}
@@ -162,7 +164,7 @@ func produceToCluster(ctx context.Context, t *testing.T, c *perfCluster, adm *ka
 		t.Fatalf("%s: %d of %d records failed to produce, first: %v", rc.name(), n, records, *firstErr.Load())
 	}
 	acked := time.Now()
-	err = clusterPoll(30*time.Second, func() error { return replicasEqual(ctx, adm, topic, partitions, rc.rf) })
+	err = testcluster.Poll(30*time.Second, func() error { return replicasEqual(ctx, adm, topic, partitions, rc.rf) })
 	if err != nil {
 		t.Logf("%s: replicas still differ, CPU read anyway: %v", rc.name(), err)
 	}
@@ -290,7 +292,7 @@ func TestClusterLatency(t *testing.T) {
 
 	// The consumer, reading from the start of the empty topic, runs until
 	// cancelled; it alone touches e2e and consumed's writes.
-	cons := c.client(t,
+	cons := c.Client(t,
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(500*time.Millisecond), // Kafka's fetch.max.wait.ms
@@ -325,7 +327,7 @@ func TestClusterLatency(t *testing.T) {
 		}
 	}()
 
-	prod := c.client(t,
+	prod := c.Client(t,
 		kgo.DefaultProduceTopic(topic),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerLinger(linger),
@@ -397,9 +399,9 @@ func TestClusterLatency(t *testing.T) {
 		t.Errorf("%d of %d records failed to produce, first: %v", n, warm+measured, *firstErr.Load())
 	}
 	want := int64(warm+measured) - failed.Load()
-	err := clusterPoll(60*time.Second, func() error {
+	err := testcluster.Poll(60*time.Second, func() error {
 		if p := consumeErr.Load(); p != nil {
-			return clusterStop{*p}
+			return testcluster.GiveUp(*p)
 		}
 		if got := consumed.Load(); got < want {
 			return fmt.Errorf("consumed %d of %d records", got, want)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 // userHZ is the unit of utime and stime in /proc/<pid>/stat. Linux reports
@@ -313,93 +316,68 @@ type processBroker struct {
 	addr       string // the listener the measured clients use
 	adminAddr  string // a PLAINTEXT listener for setup (topics, users, quotas)
 	sec        *perfSecurity
-	cmd        *exec.Cmd
+	node       *testcluster.Node
 	profileDir string
 }
 
 // startBroker starts the broker process with a listener of protocol
 // (PLAINTEXT, SSL or SASL_SSL) for the measured clients and, unless that is
 // PLAINTEXT already, a PLAINTEXT listener for setup. overrides ("key=value")
-// come before SILKWORM_PERF_OVERRIDES, which can replace them.
+// come before SILKWORM_PERF_OVERRIDES, which can replace them. It is
+// stopped with SIGTERM when the test ends.
 func startBroker(t *testing.T, protocol string, overrides ...string) *processBroker {
 	t.Helper()
-	bin := os.Getenv("SILKWORM_PERF_BROKER_BIN")
-	if bin == "" {
-		bin = buildBroker(t)
-	}
+	bin := perfBrokerBin(t)
 	tmp := t.TempDir()
-	logPath := filepath.Join(tmp, "broker.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatalf("broker log: %v", err)
-	}
-	t.Cleanup(func() { logf.Close() })
-	b := &processBroker{adminAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t))),
+	b := &processBroker{adminAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(testcluster.FreePort(t))),
 		profileDir: os.Getenv("SILKWORM_PERF_PROFILE_DIR")}
 	b.addr = b.adminAddr
 	listeners := "PLAINTEXT://" + b.adminAddr
 	if protocol != protoPlaintext {
-		b.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+		b.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(testcluster.FreePort(t)))
 		listeners += "," + protocol + "://" + b.addr
 	}
 	b.sec = newPerfSecurity(t, protocol, tmp)
-	b.cmd = exec.Command(bin, "server",
-		"--override", "listeners="+listeners,
-		"--override", "log.dirs="+filepath.Join(tmp, "data"),
+	b.node = &testcluster.Node{
+		Name: "broker",
+		Bin:  bin,
+		Dir:  filepath.Join(tmp, "data"),
+		Addr: b.addr,
+		Log:  filepath.Join(tmp, "broker.log"),
+		// Every listener opens at start: the data listener answering
+		// means the admin one does too.
+		Ready: func() error {
+			c, err := net.DialTimeout("tcp", b.addr, time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		},
+	}
+	b.node.Args = []string{"server",
+		"--override", "listeners=" + listeners,
+		"--override", "log.dirs=" + b.node.Dir,
 		"--log-level", "warn",
-	)
-	for _, kv := range append(b.sec.brokerOverrides(), overrides...) {
-		b.cmd.Args = append(b.cmd.Args, "--override", kv)
 	}
-	for _, kv := range strings.Fields(os.Getenv("SILKWORM_PERF_OVERRIDES")) {
-		b.cmd.Args = append(b.cmd.Args, "--override", kv)
+	for _, kv := range slices.Concat(b.sec.brokerOverrides(), overrides, strings.Fields(os.Getenv("SILKWORM_PERF_OVERRIDES"))) {
+		b.node.Args = append(b.node.Args, "--override", kv)
 	}
-	b.cmd.Stdout, b.cmd.Stderr = logf, logf
-	if err := b.cmd.Start(); err != nil {
-		t.Fatalf("start broker: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- b.cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = b.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = b.cmd.Process.Kill()
-			<-exited
-		}
+		b.node.Terminate(t, 30*time.Second)
 		if t.Failed() {
-			out, _ := os.ReadFile(logPath)
+			out, _ := os.ReadFile(b.node.Log)
 			t.Logf("broker log:\n%s", out)
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", b.addr, time.Second)
-		if err == nil {
-			c.Close()
-			// Every listener opens at start: the data listener answering
-			// means the admin one does too.
-			b.sec.setUp(t, b.adminAddr, b.addr)
-			return b
-		}
-		select {
-		case err := <-exited:
-			out, _ := os.ReadFile(logPath)
-			t.Fatalf("broker exited before serving (%v):\n%s", err, out)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("broker did not listen on %s: %v", b.addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	b.node.Start(t)
+	b.sec.setUp(t, b.adminAddr, b.addr)
+	return b
 }
 
 // cpu is the broker's utime+stime so far.
 func (b *processBroker) cpu(t *testing.T) time.Duration {
 	t.Helper()
-	d, err := procCPU(b.cmd.Process.Pid)
+	d, err := procCPU(b.node.Pid())
 	if err != nil {
 		t.Fatalf("broker cpu: %v", err)
 	}
@@ -446,7 +424,7 @@ func (b *processBroker) profile(t *testing.T, name string) func() {
 		t.Fatalf("profile dir: %v", err)
 	}
 	out := filepath.Join(b.profileDir, strings.NewReplacer("/", "_", "=", "").Replace(name)+".perf.data")
-	cmd := exec.Command("perf", "record", "-q", "-F", "999", "-g", "-p", strconv.Itoa(b.cmd.Process.Pid), "-o", out)
+	cmd := exec.Command("perf", "record", "-q", "-F", "999", "-g", "-p", strconv.Itoa(b.node.Pid()), "-o", out)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("perf record: %v", err)
@@ -478,51 +456,9 @@ func (b *processBroker) profile(t *testing.T, name string) func() {
 // ends.
 func buildBroker(t *testing.T) string {
 	t.Helper()
-	root, err := moduleRoot()
+	bin, err := testcluster.Build(t.TempDir(), false)
 	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "silkworm-perf-bin-")
-	if err != nil {
-		t.Fatalf("temp dir for broker binary: %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	bin := filepath.Join(dir, "silkworm")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/silkworm")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/silkworm: %v\n%s", err, out)
+		t.Fatalf("build broker: %v", err)
 	}
 	return bin
-}
-
-// moduleRoot finds the directory holding go.mod above the test's working
-// directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("getwd: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
-}
-
-// freePort asks the kernel for a free loopback port. Another process could
-// take it before the broker binds it; the start then fails loudly.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
