@@ -94,3 +94,54 @@ func TestParkedReplicaFetchAnsweredOnAppend(t *testing.T) {
 		t.Fatalf("parked replica fetch after an append: code %d, %d record bytes; want the new record", got.ErrorCode, len(got.RecordBatches))
 	}
 }
+
+// followerSessions returns the epochs of the privileged (follower) fetch
+// sessions cached by b, and with drop set removes them all.
+func followerSessions(b *Broker, drop bool) []int32 {
+	var epochs []int32
+	for _, sh := range b.fetchSessions().shards {
+		sh.mu.Lock()
+		for _, s := range sh.sessions {
+			if !s.privileged {
+				continue
+			}
+			s.mu.Lock()
+			epochs = append(epochs, s.epoch)
+			s.mu.Unlock()
+			if drop {
+				sh.removeLocked(s)
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return epochs
+}
+
+// TestFollowersFetchInSessions: followers fetch from a leader in
+// incremental fetch sessions (KIP-227), whose epochs move on with every
+// fetch, and when the leader loses the sessions (a restart, an eviction)
+// they open new ones and replication goes on: acks=all produces still
+// complete.
+func TestFollowersFetchInSessions(t *testing.T) {
+	tc := newTestCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := tc.client(kgo.DefaultProduceTopic("sessions"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	createClusterTopic(ctx, t, tc, kadm.NewClient(cl), "sessions", 1, 3)
+	lb := tc.brokers[tc.leaderOf("sessions", 0)-1]
+	produce := func(n int) {
+		for i := range n {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr(); err != nil {
+				t.Fatalf("acks=all produce: %v", err)
+			}
+		}
+	}
+	produce(5)
+	waitFor(t, "both followers in incremental sessions with the leader", func() bool {
+		epochs := followerSessions(lb, false)
+		return len(epochs) == 2 && epochs[0] > 1 && epochs[1] > 1
+	})
+	followerSessions(lb, true)
+	produce(5)
+	waitFor(t, "both followers in new sessions", func() bool { return len(followerSessions(lb, false)) == 2 })
+}

@@ -6,9 +6,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/silkworm/silkworm/internal/partition"
+	"github.com/silkworm/silkworm/internal/record"
 	"github.com/silkworm/silkworm/internal/storage"
 )
 
@@ -23,7 +25,7 @@ func TestParseFetchResponse(t *testing.T) {
 		resp := kmsg.NewPtrFetchResponse()
 		resp.SetVersion(version)
 		resp.ErrorCode = 0
-		resp.SessionID = 0
+		resp.SessionID = 77
 		t1 := kmsg.NewFetchResponseTopic()
 		t1.Topic, t1.TopicID = "a", id1
 		p0 := kmsg.NewFetchResponseTopicPartition()
@@ -44,9 +46,9 @@ func TestParseFetchResponse(t *testing.T) {
 		resp.Topics = append(resp.Topics, t1, t2)
 		body := resp.AppendTo(nil)
 
-		code, got, err := parseFetchResponse(body, version, nil)
-		if err != nil || code != 0 {
-			t.Fatalf("v%d: code %d, err %v", version, code, err)
+		code, session, got, err := parseFetchResponse(body, version, nil)
+		if err != nil || code != 0 || session != 77 {
+			t.Fatalf("v%d: code %d, session %d, err %v", version, code, session, err)
 		}
 		want := []fetchedPartition{
 			{topicID: id1, topic: "a", partition: 0, highWatermark: 10, logStart: 3, records: []byte("batch-bytes")},
@@ -71,7 +73,7 @@ func TestParseFetchResponse(t *testing.T) {
 		if i := bytes.Index(body, []byte("batch-bytes")); i < 0 || &got[0].records[0] != &body[i] {
 			t.Errorf("v%d: record bytes copied out of the response", version)
 		}
-		if _, _, err := parseFetchResponse(body[:len(body)-3], version, nil); err == nil {
+		if _, _, _, err := parseFetchResponse(body[:len(body)-3], version, nil); err == nil {
 			t.Errorf("v%d: a truncated response parsed without error", version)
 		}
 	}
@@ -111,27 +113,41 @@ func fetchTestParts(t *testing.T) (*fetcher, []*fetchState, []byte) {
 	return f, parts, resp.AppendTo(nil)
 }
 
+// encodeFetch plans and encodes the fetcher's next request for parts at
+// version, and decodes it with kmsg.
+func encodeFetch(t *testing.T, f *fetcher, version int16, parts []*fetchState) *kmsg.FetchRequest {
+	t.Helper()
+	sortFetchStates(parts)
+	id, epoch := f.sess.plan(parts, version < 13)
+	body := f.appendFetchRequest(nil, version, id, epoch)
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(version)
+	if err := req.ReadFrom(body); err != nil {
+		t.Fatalf("v%d: decode: %v", version, err)
+	}
+	return req
+}
+
 // TestFetchRequestEncoding: the fetcher's own encoding of its Fetch
 // request decodes, with kmsg, as what it means at v18 (topic ids, the
-// replica state, each partition's known high watermark) and v12 (names,
-// the replica id).
+// replica state, each partition's known high watermark, a full fetch that
+// asks for a session) and v12 (names, the replica id, sessionless).
 func TestFetchRequestEncoding(t *testing.T) {
 	f, parts, _ := fetchTestParts(t)
 	slices.Reverse(parts) // sorted by the encoder
 	for _, version := range []int16{12, 18} {
-		body := f.appendFetchRequest(nil, version, parts)
-		req := kmsg.NewPtrFetchRequest()
-		req.SetVersion(version)
-		if err := req.ReadFrom(body); err != nil {
-			t.Fatalf("v%d: decode: %v", version, err)
-		}
+		req := encodeFetch(t, f, version, parts)
 		replica := req.ReplicaID
 		if version >= 15 {
 			replica = req.ReplicaState.ID
 		}
-		if replica != 2 || req.SessionEpoch != -1 || req.MaxWaitMillis != 500 || req.MinBytes != 1 || req.MaxBytes != 10<<20 {
-			t.Errorf("v%d: replica %d, session epoch %d, max wait %d, min bytes %d, max bytes %d",
-				version, replica, req.SessionEpoch, req.MaxWaitMillis, req.MinBytes, req.MaxBytes)
+		wantEpoch := int32(0)
+		if version < 13 {
+			wantEpoch = -1
+		}
+		if replica != 2 || req.SessionID != 0 || req.SessionEpoch != wantEpoch || req.MaxWaitMillis != 500 || req.MinBytes != 1 || req.MaxBytes != 10<<20 {
+			t.Errorf("v%d: replica %d, session %d epoch %d, max wait %d, min bytes %d, max bytes %d",
+				version, replica, req.SessionID, req.SessionEpoch, req.MaxWaitMillis, req.MinBytes, req.MaxBytes)
 		}
 		if len(req.Topics) != 4 {
 			t.Fatalf("v%d: %d topics, want 4", version, len(req.Topics))
@@ -164,15 +180,77 @@ func TestFetchAllocatesNothingPerPartition(t *testing.T) {
 		got []fetchedPartition
 	)
 	round := func() {
-		buf = f.appendFetchRequest(buf[:0], fetchVersion, parts)
+		sortFetchStates(parts)
+		id, epoch := f.sess.plan(parts, false)
+		buf = f.appendFetchRequest(buf[:0], fetchVersion, id, epoch)
 		var err error
-		_, got, err = parseFetchResponse(body, fetchVersion, got[:0])
+		_, _, got, err = parseFetchResponse(body, fetchVersion, got[:0])
 		if err != nil || len(got) != len(parts) {
 			t.Fatalf("parse: %d partitions, %v", len(got), err)
 		}
 	}
 	round()
 	if n := testing.AllocsPerRun(20, round); n != 0 {
-		t.Errorf("a fetch of %d partitions allocates %.0f times, want 0", len(parts), n)
+		t.Errorf("a full fetch of %d partitions allocates %.0f times, want 0", len(parts), n)
 	}
+	f.sess.answered(0, 0, 0, 77)
+	round()
+	if n := testing.AllocsPerRun(20, round); n != 0 {
+		t.Errorf("an incremental fetch of %d partitions allocates %.0f times, want 0", len(parts), n)
+	}
+}
+
+// TestFetchSessionIncremental: once the leader gave a session id, the
+// fetcher's requests carry it with the next epoch each time and list only
+// the partitions whose fetch parameters changed, forget those it stopped
+// fetching, and fall back to a full fetch after a session error.
+func TestFetchSessionIncremental(t *testing.T) {
+	f, parts, _ := fetchTestParts(t)
+	if req := encodeFetch(t, f, fetchVersion, parts); req.SessionID != 0 || req.SessionEpoch != 0 || len(req.Topics) != 4 {
+		t.Fatalf("first fetch: session %d epoch %d, %d topics; want a full fetch asking for a session", req.SessionID, req.SessionEpoch, len(req.Topics))
+	}
+	f.sess.answered(0, 0, 0, 77)
+
+	listed := func(req *kmsg.FetchRequest) (n int) {
+		for _, rt := range req.Topics {
+			n += len(rt.Partitions)
+		}
+		return n
+	}
+	req := encodeFetch(t, f, fetchVersion, parts)
+	if req.SessionID != 77 || req.SessionEpoch != 1 || listed(req) != 0 || len(req.ForgottenTopics) != 0 {
+		t.Fatalf("nothing changed: session %d epoch %d, %d partitions, %d forgotten topics; want 77, 1, none",
+			req.SessionID, req.SessionEpoch, listed(req), len(req.ForgottenTopics))
+	}
+	f.sess.answered(77, 1, 0, 77)
+
+	// One partition's log end moves and another leaves the fetcher.
+	moved, gone := parts[3], parts[7]
+	if _, err := moved.p.AppendAsFollower(makeTestBatch()); err != nil {
+		t.Fatal(err)
+	}
+	rest := slices.Delete(slices.Clone(parts), 7, 8)
+	req = encodeFetch(t, f, fetchVersion, rest)
+	if req.SessionEpoch != 2 || listed(req) != 1 || req.Topics[0].TopicID != moved.p.TopicID ||
+		req.Topics[0].Partitions[0].Partition != moved.p.Index || req.Topics[0].Partitions[0].FetchOffset != 1 {
+		t.Fatalf("after an append: epoch %d, topics %+v; want epoch 2 and partition %s from offset 1", req.SessionEpoch, req.Topics, moved.p)
+	}
+	if len(req.ForgottenTopics) != 1 || req.ForgottenTopics[0].TopicID != gone.p.TopicID ||
+		!slices.Equal(req.ForgottenTopics[0].Partitions, []int32{gone.p.Index}) {
+		t.Fatalf("forgotten %+v, want partition %s", req.ForgottenTopics, gone.p)
+	}
+
+	// The leader lost the session: the next fetch is full.
+	if !f.sess.answered(77, 2, kerr.FetchSessionIDNotFound.Code, 0) {
+		t.Fatal("FETCH_SESSION_ID_NOT_FOUND not taken as a session error")
+	}
+	if req := encodeFetch(t, f, fetchVersion, rest); req.SessionID != 0 || req.SessionEpoch != 0 || listed(req) != len(rest) {
+		t.Fatalf("after a session error: session %d epoch %d, %d partitions; want a full fetch of %d", req.SessionID, req.SessionEpoch, listed(req), len(rest))
+	}
+}
+
+// makeTestBatch returns a batch of one record at offset 0 in leader epoch 1.
+func makeTestBatch() []byte {
+	return record.BuildBatch(record.BuildOptions{PartitionLeaderEpoch: 1, FirstTimestamp: 1},
+		[]record.Record{{Value: []byte("v")}})
 }

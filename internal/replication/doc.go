@@ -17,7 +17,11 @@
 // without allocating per partition) carry each partition's log end offset
 // and the high watermark the replica knows (KIP-1166), so the leader
 // answers a parked fetch as soon as data arrives, and soon after the high
-// watermark moves when no data comes to carry it. The response is read
+// watermark moves when no data comes to carry it. They are sent in an
+// incremental fetch session with the leader (KIP-227, session.go), as
+// Kafka's replica fetchers do: after the first, full fetch a request lists
+// only the partitions whose log end, log start, leader epoch or known high
+// watermark changed, and the answer only those with news. The response is read
 // into a buffer reused from fetch to fetch and only the partition headers
 // are parsed: record batches are checked (CRC) and appended straight from
 // it. Nothing here knows how the leader stores data.

@@ -178,6 +178,7 @@ type fetcher struct {
 	ready []*fetchState
 	byKey map[partKey]*fetchState
 	got   []fetchedPartition
+	sess  fetchSession
 }
 
 // partKey names a partition in a fetch: topic id and index.
@@ -438,19 +439,30 @@ func (f *fetcher) fetch(parts []*fetchState, throttled map[*fetchState]bool) err
 	if err != nil {
 		return err
 	}
+	sortFetchStates(parts)
+	sessionID, epoch := f.sess.plan(parts, version < 13)
 	err = c.sendWith(kmsg.Fetch.Int16(), version, true, time.Now().Add(cfg.SocketTimeout+cfg.FetchWaitMax),
-		func(dst []byte) []byte { return f.appendFetchRequest(dst, version, parts) })
+		func(dst []byte) []byte { return f.appendFetchRequest(dst, version, sessionID, epoch) })
 	if err != nil {
+		f.sess.reset()
 		return err
 	}
 	body, err := c.receive(true)
 	if err != nil {
+		f.sess.reset()
 		return err
 	}
-	code, got, err := parseFetchResponse(body, version, f.got[:0])
+	code, respID, got, err := parseFetchResponse(body, version, f.got[:0])
 	f.got = got[:0]
 	if err != nil {
+		f.sess.reset()
 		return err
+	}
+	if f.sess.answered(sessionID, epoch, code, respID) {
+		// The leader restarted or evicted the session: fetch again at
+		// once, in full.
+		f.m.log.Debug("replica fetch session dropped", "leader", f.key.leader, "err", kerr.ErrorForCode(code))
+		return nil
 	}
 	if err := kerr.ErrorForCode(code); err != nil {
 		return err
@@ -497,14 +509,9 @@ func (f *fetcher) fetch(parts []*fetchState, throttled map[*fetchState]bool) err
 	return nil
 }
 
-// appendFetchRequest appends the body of a Fetch request for parts at
-// version (18, or 12 to name topics that have no id) to dst: sessionless,
-// as this broker's replica, each partition from its log end offset and
-// with the high watermark it knows. It sorts parts by topic, to list each
-// topic once, and allocates nothing (kmsg's encoder allocates for each
-// partition's tagged fields).
-func (f *fetcher) appendFetchRequest(dst []byte, version int16, parts []*fetchState) []byte {
-	cfg := f.m.cfg
+// sortFetchStates sorts parts by topic, so that a request lists each
+// topic once.
+func sortFetchStates(parts []*fetchState) {
 	slices.SortFunc(parts, func(a, b *fetchState) int {
 		if c := bytes.Compare(a.p.TopicID[:], b.p.TopicID[:]); c != 0 {
 			return c
@@ -514,19 +521,30 @@ func (f *fetcher) appendFetchRequest(dst []byte, version int16, parts []*fetchSt
 		}
 		return cmp.Compare(a.p.Index, b.p.Index)
 	})
+}
+
+// appendFetchRequest appends the body of a Fetch request at version (18,
+// or 12 to name topics that have no id) to dst, as this broker's replica,
+// in the session sessionID at epoch: the partitions of f.sess.list, each
+// from its log end offset and with the high watermark it knows, and
+// f.sess.forget as forgotten. It allocates nothing (kmsg's encoder
+// allocates for each partition's tagged fields).
+func (f *fetcher) appendFetchRequest(dst []byte, version int16, sessionID, epoch int32) []byte {
+	cfg := f.m.cfg
+	parts := f.sess.list
 	if version < 15 {
 		dst = kbin.AppendInt32(dst, cfg.NodeID) // replica id
 	}
 	dst = kbin.AppendInt32(dst, int32(cfg.FetchWaitMax/time.Millisecond))
 	dst = kbin.AppendInt32(dst, cfg.FetchMinBytes)
 	dst = kbin.AppendInt32(dst, cfg.FetchResponseMax)
-	dst = kbin.AppendInt8(dst, 0)   // isolation level
-	dst = kbin.AppendInt32(dst, 0)  // session id
-	dst = kbin.AppendInt32(dst, -1) // session epoch: no session
-	sameTopic := func(a, b *fetchState) bool { return a.p.TopicID == b.p.TopicID && a.p.Topic == b.p.Topic }
+	dst = kbin.AppendInt8(dst, 0) // isolation level
+	dst = kbin.AppendInt32(dst, sessionID)
+	dst = kbin.AppendInt32(dst, epoch)
+	sameTopic := func(a, b listedFetch) bool { return a.st.p.TopicID == b.st.p.TopicID && a.st.p.Topic == b.st.p.Topic }
 	topics := 0
-	for i, st := range parts {
-		if i == 0 || !sameTopic(parts[i-1], st) {
+	for i, lf := range parts {
+		if i == 0 || !sameTopic(parts[i-1], lf) {
 			topics++
 		}
 	}
@@ -537,27 +555,27 @@ func (f *fetcher) appendFetchRequest(dst []byte, version int16, parts []*fetchSt
 			run++
 		}
 		if version >= 13 {
-			dst = kbin.AppendUuid(dst, parts[i].p.TopicID)
+			dst = kbin.AppendUuid(dst, parts[i].st.p.TopicID)
 		} else {
-			dst = kbin.AppendCompactString(dst, parts[i].p.Topic)
+			dst = kbin.AppendCompactString(dst, parts[i].st.p.Topic)
 		}
 		dst = kbin.AppendCompactArrayLen(dst, run-i)
-		for _, st := range parts[i:run] {
-			dst = kbin.AppendInt32(dst, st.p.Index)
-			dst = kbin.AppendInt32(dst, st.leaderEpoch)
-			dst = kbin.AppendInt64(dst, st.p.Log.LogEndOffset())
+		for _, lf := range parts[i:run] {
+			dst = kbin.AppendInt32(dst, lf.st.p.Index)
+			dst = kbin.AppendInt32(dst, lf.leaderEpoch)
+			dst = kbin.AppendInt64(dst, lf.fetchOffset)
 			dst = kbin.AppendInt32(dst, -1) // last fetched epoch
-			dst = kbin.AppendInt64(dst, st.p.Log.LogStartOffset())
+			dst = kbin.AppendInt64(dst, lf.logStart)
 			dst = kbin.AppendInt32(dst, cfg.FetchMaxBytes)
 			// One tagged field: 1, the high watermark this replica knows.
 			dst = append(dst, 1, 1, 8)
-			dst = kbin.AppendInt64(dst, st.p.HighWatermark())
+			dst = kbin.AppendInt64(dst, lf.highWatermark)
 		}
 		dst = append(dst, 0) // topic tagged fields
 		i = run
 	}
-	dst = kbin.AppendCompactArrayLen(dst, 0) // forgotten topics
-	dst = kbin.AppendCompactString(dst, "")  // rack
+	dst = f.sess.appendForgotten(dst)
+	dst = kbin.AppendCompactString(dst, "") // rack
 	if version < 15 {
 		return append(dst, 0) // no tagged fields
 	}
@@ -571,11 +589,11 @@ func (f *fetcher) appendFetchRequest(dst []byte, version int16, parts []*fetchSt
 
 // parseFetchResponse reads a flexible (v12+) Fetch response body into out,
 // without copying record data, and returns the top-level error code.
-func parseFetchResponse(body []byte, version int16, out []fetchedPartition) (int16, []fetchedPartition, error) {
+func parseFetchResponse(body []byte, version int16, out []fetchedPartition) (code int16, sessionID int32, _ []fetchedPartition, _ error) {
 	r := kbin.Reader{Src: body}
 	r.Int32() // throttle time
-	code := r.Int16()
-	r.Int32() // session id
+	code = r.Int16()
+	sessionID = r.Int32()
 	for nt := r.CompactArrayLen(); nt > 0 && r.Ok(); nt-- {
 		var (
 			id   [16]byte
@@ -607,9 +625,9 @@ func parseFetchResponse(body []byte, version int16, out []fetchedPartition) (int
 	}
 	skipTags(&r)
 	if !r.Ok() {
-		return 0, out, errors.New("malformed Fetch response")
+		return 0, 0, out, errors.New("malformed Fetch response")
 	}
-	return code, out, nil
+	return code, sessionID, out, nil
 }
 
 func (f *fetcher) handlePartition(st *fetchState, rp *fetchedPartition) error {
