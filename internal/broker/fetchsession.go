@@ -142,13 +142,15 @@ func (s *fetchSession) updateLocked(parts []fetchPartReq, forget []fetchKey) {
 }
 
 // requestsLocked returns the session's partitions, in session order, with
-// their cached fetch parameters.
-func (s *fetchSession) requestsLocked() []fetchPartReq {
+// their cached fetch parameters, and their elements in s.order.
+func (s *fetchSession) requestsLocked() ([]fetchPartReq, []*list.Element) {
 	out := make([]fetchPartReq, 0, s.order.Len())
+	elems := make([]*list.Element, 0, s.order.Len())
 	for e := s.order.Front(); e != nil; e = e.Next() {
 		out = append(out, e.Value.(*cachedPartition).req)
+		elems = append(elems, e)
 	}
-	return out
+	return out, elems
 }
 
 // fetchSessionShard is one of the cache's shards (Kafka's
@@ -334,11 +336,16 @@ const (
 // fetchContext is a fetch request resolved against the session cache
 // (Kafka's FetchContext): which partitions to read and how to answer.
 type fetchContext struct {
-	kind         fetchContextKind
-	errorCode    int16 // sessionErrorFetch
-	parts        []fetchPartReq
-	cache        *fetchSessionCache
-	session      *fetchSession // incrementalFetch
+	kind      fetchContextKind
+	errorCode int16 // sessionErrorFetch
+	parts     []fetchPartReq
+	cache     *fetchSessionCache
+	session   *fetchSession // incrementalFetch
+	// elems are the session's partitions in the order of parts (and of
+	// the answers read for them), valid while the session's epoch is the
+	// one after reqEpoch: every change of the session's partitions moves
+	// the epoch on.
+	elems        []*list.Element
 	reqEpoch     int32
 	privileged   bool
 	usesTopicIDs bool
@@ -436,7 +443,8 @@ func (c *fetchSessionCache) newFetchContext(v int16, sessionID, epoch int32, fol
 	}
 	sh.touchLocked(s, c.now().UnixMilli())
 	s.epoch = nextFetchEpoch(s.epoch)
-	return &fetchContext{kind: incrementalFetch, parts: s.requestsLocked(), session: s, reqEpoch: epoch}
+	reqs, elems := s.requestsLocked()
+	return &fetchContext{kind: incrementalFetch, parts: reqs, elems: elems, session: s, reqEpoch: epoch}
 }
 
 // mustRespond reports whether an incremental answer includes a partition
@@ -480,14 +488,15 @@ func (fc *fetchContext) response(topics []fetchTopic) ([]fetchTopic, int16, int3
 		return nil, kerr.InvalidFetchSessionEpoch.Code, s.id
 	}
 	var out []fetchTopic
+	k := 0 // the answers are in the order of fc.elems
 	for _, t := range topics {
 		nt := fetchTopic{name: t.name, id: t.id}
 		for i := range t.parts {
 			fp := &t.parts[i]
-			e, ok := s.parts[fc.keyOf(&t, fp)]
-			if !ok || e.Value.(*cachedPartition).mustRespond(fp, false) {
+			if fc.elems[k].Value.(*cachedPartition).mustRespond(fp, false) {
 				nt.parts = append(nt.parts, *fp)
 			}
+			k++
 		}
 		if len(nt.parts) > 0 {
 			out = append(out, nt)
@@ -542,14 +551,13 @@ func (fc *fetchContext) commit(topics []fetchTopic) int32 {
 		if s.epoch != nextFetchEpoch(fc.reqEpoch) {
 			return s.id
 		}
+		k := 0 // the answers are in the order of fc.elems
 		for ti := range topics {
 			t := &topics[ti]
 			for i := range t.parts {
 				fp := &t.parts[i]
-				e, ok := s.parts[fc.keyOf(t, fp)]
-				if !ok {
-					continue
-				}
+				e := fc.elems[k]
+				k++
 				e.Value.(*cachedPartition).mustRespond(fp, true)
 				if fp.hasData && fp.read.Size > 0 {
 					s.order.MoveToBack(e)
