@@ -62,3 +62,55 @@ func TestParkedFetchAnsweredAtMinBytes(t *testing.T) {
 			got[0], got[1], 3*size, 2*size, 5*size)
 	}
 }
+
+// TestAnswersInRequestOrderWithInlineWrites: produce answers that the
+// reader writes itself (no earlier answer waiting) and those queued behind
+// a parked fetch or a metadata request leave in request order, pipelined
+// on one connection.
+func TestAnswersInRequestOrderWithInlineWrites(t *testing.T) {
+	tb := newTestBroker(t)
+	ctx := testCtx(t)
+	tb.createTopic(ctx, "order", 1, nil)
+	c := dialRaw(t, tb.b.Addr())
+	type sent struct {
+		corr int32
+		resp kmsg.Response
+	}
+	var pending []sent
+	send := func(req kmsg.Request) {
+		pending = append(pending, sent{c.send(req), req.ResponseKind()})
+	}
+	for range 3 {
+		fetch := kmsg.NewPtrFetchRequest()
+		fetch.SetVersion(12)
+		fetch.ReplicaID = -1
+		fetch.MaxWaitMillis, fetch.MinBytes, fetch.MaxBytes, fetch.SessionEpoch = 200, 1<<20, 1<<20, -1
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = "order"
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch = 1<<20, -1, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		fetch.Topics = append(fetch.Topics, rt)
+		send(fetch)
+		for range 3 {
+			send(produceRequest(1, "order", 0, oneBatch()))
+		}
+		md := kmsg.NewPtrMetadataRequest()
+		md.SetVersion(9)
+		send(md)
+		send(produceRequest(-1, "order", 0, oneBatch()))
+	}
+	produced := 0
+	for _, s := range pending {
+		c.readResponse(s.corr, s.resp)
+		if pr, ok := s.resp.(*kmsg.ProduceResponse); ok {
+			if code := pr.Topics[0].Partitions[0].ErrorCode; code != 0 {
+				t.Fatalf("produce: error %d", code)
+			}
+			produced++
+		}
+	}
+	if end := tb.b.topic("order").partitions[0].Log.LogEndOffset(); end != int64(produced) {
+		t.Fatalf("log end %d after %d produce answers", end, produced)
+	}
+}

@@ -34,6 +34,10 @@ type request struct {
 	resp     *wire.Response // the answer; nil: none (guarded likewise)
 	last     bool           // the connection closes after resp (guarded likewise)
 	released atomic.Bool    // readLoop was let go to read the next request
+	// writeInline: deliver may write the answer to the socket itself
+	// rather than hand it to writeLoop (a produce handled on its reader).
+	// Set before the request is handled, never changed.
+	writeInline bool
 }
 
 // respond encodes resp for this request and queues it on the connection.

@@ -120,6 +120,7 @@ func (s *server) acceptLoop(bl *boundListener) {
 			c.batch = &batchConn{Conn: nc}
 			c.nc = tls.Server(c.batch, bl.sec.tls.Load().Config())
 		}
+		c.w = wire.NewConnWriter(c.nc)
 		s.mu.Lock()
 		s.conns[c] = struct{}{}
 		s.mu.Unlock()
@@ -185,9 +186,17 @@ type conn struct {
 	batch       *batchConn    // under the TLS connection: one write per response
 	timing      timingQueue   // queued responses' requests, for request metrics (metrics_request.go)
 
-	out  chan *wire.Response // responses, in request order
-	done chan struct{}       // closed when the connection is finished
-	once sync.Once
+	out chan *wire.Response // responses, in request order
+	// wmu is held while a response is written to nc, by writeLoop or by
+	// deliver writing an answer inline; w is the writer it uses.
+	wmu sync.Mutex
+	w   *wire.ConnWriter
+	// unsent counts the responses queued on out or being written inline,
+	// not yet written. It grows only under seq.mu, so deliver, holding
+	// that lock, may write inline when it is 0: no earlier answer waits.
+	unsent atomic.Int32
+	done   chan struct{} // closed when the connection is finished
+	once   sync.Once
 }
 
 func (c *conn) shutdown() {
@@ -358,12 +367,16 @@ func (c *conn) readLoop() {
 // wait before its append (one that does, a transactional produce to
 // verify or an acks=all produce waiting for the ISR, continues on its own
 // goroutine), and so the request costs no hand-off to an io goroutine.
+// Its answer is written inline too when no earlier answer waits (deliver),
+// so it costs no wake of writeLoop either: a third less broker CPU per
+// 100 B record produced in 16 KiB batches.
 // Everything else, and a produce while every slot is taken, goes on the
 // request queue. It reports false when the connection or server closed.
 func (c *conn) dispatch(r *request) bool {
 	if r.hdr.APIKey == kmsg.Produce.Int16() {
 		select {
 		case c.s.ioSlots <- struct{}{}:
+			r.writeInline = true
 			c.s.b.handle(r)
 			<-c.s.ioSlots
 			return true
@@ -457,6 +470,7 @@ func (c *conn) deliver(r *request, resp *wire.Response, last bool) {
 	if !r.ordered {
 		if resp != nil {
 			r.answered(resp)
+			c.unsent.Add(1)
 			c.send(resp)
 		}
 		if last {
@@ -467,12 +481,24 @@ func (c *conn) deliver(r *request, resp *wire.Response, last bool) {
 	sq := &c.seq
 	sq.mu.Lock()
 	r.resp, r.last, r.ready = resp, last, true
+	// An answer that may be written inline is, when nothing written
+	// before it waits (unsent is 0) and the writer lock is free: that
+	// saves waking writeLoop. The writer lock is taken before seq.mu is
+	// let go, so answers queued for writeLoop meanwhile wait their turn.
+	inline := r.writeInline && c.w != nil && c.unsent.Load() == 0 && c.wmu.TryLock()
+	var buf [4]*wire.Response
+	direct := buf[:0]
 	n := 0
 	for n < len(sq.q) && sq.q[n].ready {
 		h := sq.q[n]
 		if h.resp != nil {
 			h.answered(h.resp) // metrics: in the order writeLoop takes them
-			c.send(h.resp)
+			c.unsent.Add(1)
+			if inline && !h.last {
+				direct = append(direct, h.resp)
+			} else {
+				c.send(h.resp)
+			}
 		}
 		if h.last {
 			c.send(nil)
@@ -487,12 +513,45 @@ func (c *conn) deliver(r *request, resp *wire.Response, last bool) {
 		sq.q = sq.q[:m]
 	}
 	sq.mu.Unlock()
+	if inline {
+		c.writeLocked(direct)
+		c.wmu.Unlock()
+	}
 	if n > 0 {
 		select {
 		case c.written <- struct{}{}:
 		default:
 		}
 	}
+}
+
+// writeLocked writes resps, in order, with wmu held, and counts each
+// written; a failed write closes the connection.
+func (c *conn) writeLocked(resps []*wire.Response) {
+	for _, resp := range resps {
+		if err := c.write(resp); err != nil {
+			c.shutdown()
+			return
+		}
+	}
+}
+
+// write writes one response (wmu held) and records it for the request
+// metrics.
+func (c *conn) write(resp *wire.Response) error {
+	sent := c.responseDequeued(resp)
+	if c.batch != nil {
+		c.batch.begin()
+	}
+	err := c.w.Write(resp)
+	if c.batch != nil {
+		err = errors.Join(err, c.batch.end())
+	}
+	c.unsent.Add(-1)
+	if err == nil {
+		sent.written()
+	}
+	return err
 }
 
 // frameBufferSize is the size of the connection buffer for a frame of n
@@ -700,25 +759,18 @@ func (c *conn) send(resp *wire.Response) {
 // is the last: the connection closes once it is written.
 func (c *conn) writeLoop() {
 	defer c.shutdown()
-	w := wire.NewConnWriter(c.nc)
 	for {
 		select {
 		case resp := <-c.out:
 			if resp == nil {
 				return
 			}
-			sent := c.responseDequeued(resp)
-			if c.batch != nil {
-				c.batch.begin()
-			}
-			err := w.Write(resp)
-			if c.batch != nil {
-				err = errors.Join(err, c.batch.end())
-			}
+			c.wmu.Lock()
+			err := c.write(resp)
+			c.wmu.Unlock()
 			if err != nil {
 				return
 			}
-			sent.written()
 			select {
 			case c.written <- struct{}{}:
 			default:

@@ -179,7 +179,7 @@ func runProduce(t *testing.T, b *processBroker, topic string, c perfCase, codec 
 	opts := append(b.clientOpts(),
 		kgo.DefaultProduceTopic(topic),
 		kgo.ProducerLinger(5*time.Millisecond),
-		kgo.ProducerBatchMaxBytes(1<<20),
+		kgo.ProducerBatchMaxBytes(int32(envInt(t, "SILKWORM_PERF_BATCH_BYTES", 1<<20))),
 		kgo.ProducerBatchCompression(codec),
 		kgo.MaxBufferedRecords(100_000),
 	)
