@@ -35,7 +35,8 @@ type request struct {
 	last     bool           // the connection closes after resp (guarded likewise)
 	released atomic.Bool    // readLoop was let go to read the next request
 	// writeInline: deliver may write the answer to the socket itself
-	// rather than hand it to writeLoop (a produce handled on its reader).
+	// rather than hand it to writeLoop (a produce or fetch handled on its
+	// reader).
 	// Set before the request is handled, never changed.
 	writeInline bool
 }
