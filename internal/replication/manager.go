@@ -167,9 +167,10 @@ type fetcher struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu    sync.Mutex // guards parts
-	parts map[*partition.Partition]*fetchState
-	wake  chan struct{}
+	mu      sync.Mutex // guards parts and changed
+	parts   map[*partition.Partition]*fetchState
+	changed bool // parts changed since the last snapshot
+	wake    chan struct{}
 
 	// Owned by the run goroutine, reused from fetch to fetch so that a
 	// fetch allocates nothing per partition.
@@ -222,6 +223,7 @@ func (f *fetcher) add(p *partition.Partition, epoch int32) {
 	st := f.parts[p]
 	if st == nil || st.leaderEpoch != epoch {
 		f.parts[p] = &fetchState{p: p, leaderEpoch: epoch}
+		f.changed = true
 	}
 	f.mu.Unlock()
 	select {
@@ -232,7 +234,10 @@ func (f *fetcher) add(p *partition.Partition, epoch int32) {
 
 func (f *fetcher) remove(p *partition.Partition) {
 	f.mu.Lock()
-	delete(f.parts, p)
+	if _, ok := f.parts[p]; ok {
+		delete(f.parts, p)
+		f.changed = true
+	}
 	f.mu.Unlock()
 }
 
@@ -241,15 +246,21 @@ func (f *fetcher) close() {
 	<-f.done
 }
 
-// snapshot lists the partitions to fetch into a slice reused by the next
-// call.
+// snapshot lists the partitions to fetch, sorted by topic and partition
+// (sortFetchStates), in a slice kept until they change: most fetches list
+// the same ones, and sorting hundreds each time showed in profiles.
 func (f *fetcher) snapshot() []*fetchState {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if !f.changed && len(f.snap) == len(f.parts) {
+		return f.snap
+	}
 	f.snap = f.snap[:0]
 	for _, st := range f.parts {
 		f.snap = append(f.snap, st)
 	}
+	sortFetchStates(f.snap)
+	f.changed = false
 	return f.snap
 }
 
@@ -423,7 +434,8 @@ type fetchedPartition struct {
 	records       []byte
 }
 
-// fetch sends one Fetch as a replica and appends what comes back.
+// fetch sends one Fetch as a replica for parts (sorted, as snapshot gives
+// them) and appends what comes back.
 // Bytes received for the throttled ones are recorded in the quota.
 func (f *fetcher) fetch(parts []*fetchState, throttled map[*fetchState]bool) error {
 	cfg := f.m.cfg
@@ -439,8 +451,7 @@ func (f *fetcher) fetch(parts []*fetchState, throttled map[*fetchState]bool) err
 	if err != nil {
 		return err
 	}
-	sortFetchStates(parts)
-	sessionID, epoch := f.sess.plan(parts, version < 13)
+	sessionID, epoch := f.sess.plan(parts, version < 13) // parts are sorted (snapshot)
 	err = c.sendWith(kmsg.Fetch.Int16(), version, true, time.Now().Add(cfg.SocketTimeout+cfg.FetchWaitMax),
 		func(dst []byte) []byte { return f.appendFetchRequest(dst, version, sessionID, epoch) })
 	if err != nil {

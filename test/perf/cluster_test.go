@@ -83,6 +83,11 @@ func TestClusterReplication(t *testing.T) {
 	c := startPerfCluster(t, 3)
 	ctx := context.Background()
 	adm := c.admin(t)
+	if n := envNonNegative(t, "SILKWORM_PERF_IDLE_PARTITIONS", 0); n > 0 {
+		// Partitions that every follower fetches but nobody writes to:
+		// what they cost the replication of the busy ones.
+		c.createTopic(ctx, t, adm, "repl-idle", int32(n), 3, nil)
+	}
 	idle := c.idleCPU(t)
 	var results []replResult
 	for round := 1; round <= rounds; round++ {
