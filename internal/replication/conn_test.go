@@ -247,6 +247,16 @@ func TestFetchSessionIncremental(t *testing.T) {
 	if req := encodeFetch(t, f, fetchVersion, rest); req.SessionID != 0 || req.SessionEpoch != 0 || listed(req) != len(rest) {
 		t.Fatalf("after a session error: session %d epoch %d, %d partitions; want a full fetch of %d", req.SessionID, req.SessionEpoch, listed(req), len(rest))
 	}
+
+	// A sessionless fetch (v12, for topics without ids) closes the
+	// session it had; the next v18 fetch asks for a new one.
+	f.sess.answered(0, 0, 0, 78)
+	if req := encodeFetch(t, f, 12, rest); req.SessionID != 78 || req.SessionEpoch != -1 {
+		t.Fatalf("sessionless fetch: session %d epoch %d, want 78, -1 (close)", req.SessionID, req.SessionEpoch)
+	}
+	if req := encodeFetch(t, f, fetchVersion, rest); req.SessionID != 0 || req.SessionEpoch != 0 {
+		t.Fatalf("after closing: session %d epoch %d, want 0, 0", req.SessionID, req.SessionEpoch)
+	}
 }
 
 // makeTestBatch returns a batch of one record at offset 0 in leader epoch 1.

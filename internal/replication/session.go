@@ -24,7 +24,8 @@ import (
 // per partition. Any error (transport, a top-level error, an unknown
 // session or a wrong epoch after the leader restarted or evicted the
 // session) drops the session; the next fetch is full and asks for a new
-// one. Topics without ids (Fetch v12) are fetched sessionless.
+// one. Topics without ids (Fetch v12) are fetched sessionless; the first
+// such fetch closes the session the fetcher had.
 type fetchSession struct {
 	id    int32 // 0: none; the next fetch is full and asks for one
 	epoch int32
@@ -86,7 +87,9 @@ func (s *fetchSession) plan(parts []*fetchState, sessionless bool) (id, epoch in
 	}
 	switch {
 	case sessionless:
-		return 0, -1 // closes no session, creates none
+		// Epoch -1 closes the session named (if any) and creates none.
+		id, s.id = s.id, 0
+		return id, -1
 	case full:
 		return 0, 0
 	}
