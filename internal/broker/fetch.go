@@ -176,7 +176,7 @@ func replicaWakeMatters(parts []fetchPartReq, parked []*partition.Partition, new
 }
 
 // fetchMark is where a consumer's parked fetch would start reading one
-// partition, for consumerWakeMatters.
+// partition, for fetchMarks.
 type fetchMark struct {
 	p     *partition.Partition // nil: not a local partition
 	from  storage.Position
@@ -188,28 +188,47 @@ func markFetch(p *partition.Partition, offset int64) fetchMark {
 	return fetchMark{p: p, from: from, known: err == nil}
 }
 
-// consumerWakeMatters reports whether a wake of a consumer's parked fetch
-// may find minBytes now, as Kafka's DelayedFetch.tryComplete reckons it
-// without reading: the bytes from each fetch position to its log end
-// bound what the fetch can read (a high watermark or last stable offset
-// is never past the log end). When a bound is unknown, because the
-// position was not found, the log rolled or was truncated or trimmed past
-// it, or the partition is no longer led here, the wake reads.
-func consumerWakeMatters(marks []fetchMark, minBytes int64) bool {
+// fetchMarks are the start positions of a consumer's parked fetch that
+// waits for more than one byte. As a partition.WakeCond it spares the
+// fetch the wakes that cannot give it minBytes.
+type fetchMarks struct {
+	marks    []fetchMark
+	minBytes int64
+}
+
+// Wakes is reach without the leadership test, which would take partition
+// locks: a partition that stops leading wakes every waiter anyway.
+func (m *fetchMarks) Wakes() bool { return m.reach(false) }
+
+// reach reports whether the fetch may find minBytes now, as Kafka's
+// DelayedFetch.tryComplete reckons it without reading: the bytes from each
+// fetch position to its high watermark bound what the fetch can read (a
+// last stable offset is never past the high watermark). When a bound is
+// unknown, because the position was not found, the log rolled or was
+// truncated or trimmed past it, or (with leader) the partition is no
+// longer led here, the fetch must read.
+func (m *fetchMarks) reach(leader bool) bool {
 	var bound int64
-	for i := range marks {
-		m := &marks[i]
-		if m.p == nil {
+	for i := range m.marks {
+		k := &m.marks[i]
+		if k.p == nil {
 			continue
 		}
-		if !m.known || !m.p.IsLeader() {
+		if !k.known || leader && !k.p.IsLeader() {
 			return true
 		}
-		end := m.p.Log.EndPosition()
-		if end.SegmentBase != m.from.SegmentBase || end.Offset < m.from.Offset || m.p.Log.LogStartOffset() > m.from.Offset {
+		end := k.p.Log.EndPosition()
+		if end.SegmentBase != k.from.SegmentBase || end.Offset < k.from.Offset || k.p.Log.LogStartOffset() > k.from.Offset {
 			return true
 		}
-		if bound += end.Pos - m.from.Pos; bound >= minBytes {
+		hw := k.p.HighWatermarkAt()
+		if hw.Offset <= k.from.Offset {
+			continue
+		}
+		if hw.SegmentBase != k.from.SegmentBase {
+			return true
+		}
+		if bound += hw.Pos - k.from.Pos; bound >= m.minBytes {
 			return true
 		}
 	}
@@ -221,16 +240,16 @@ func consumerWakeMatters(marks []fetchMark, minBytes int64) bool {
 func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, fc *fetchContext, replicaID int32) {
 	follower := replicaID >= 0
 	wake := make(chan struct{}, 1)
-	var watched []interface{ Unwatch(chan struct{}) }
+	var watched []*partition.Partition
 	var parked []*partition.Partition // a follower's, by fc.parts index
 	if follower {
 		parked = make([]*partition.Partition, len(fc.parts))
 	}
-	// A consumer waiting for more than one byte skips the reads its wakes
-	// cannot satisfy: marks bound what each partition could now give.
-	var marks []fetchMark
+	// A consumer waiting for more than one byte is woken only when its
+	// partitions may give them: marks bound what each could now give.
+	var marks *fetchMarks
 	if !follower && req.MinBytes > 1 {
-		marks = make([]fetchMark, len(fc.parts))
+		marks = &fetchMarks{marks: make([]fetchMark, len(fc.parts)), minBytes: int64(req.MinBytes)}
 	}
 	var ts *topicState
 	for i, fp := range fc.parts {
@@ -243,15 +262,23 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, fc *fetchContext,
 		if fp.partition >= 0 && int(fp.partition) < len(ts.partitions) && ts.partitions[fp.partition] != nil {
 			p := ts.partitions[fp.partition]
 			if follower {
-				p.WatchLogEnd(wake)
 				parked[i] = p
-			} else {
-				p.Watch(wake)
-				if marks != nil {
-					marks[i] = markFetch(p, fp.fetchOffset)
-				}
+			} else if marks != nil {
+				marks.marks[i] = markFetch(p, fp.fetchOffset)
 			}
 			watched = append(watched, p)
+		}
+	}
+	// Every mark is set before the first watch: other partitions' appends
+	// read them from now on.
+	for _, p := range watched {
+		switch {
+		case follower:
+			p.WatchLogEnd(wake)
+		case marks != nil:
+			p.WatchIf(wake, marks)
+		default:
+			p.Watch(wake)
 		}
 	}
 	defer func() {
@@ -272,7 +299,7 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, fc *fetchContext,
 		select {
 		case <-wake:
 			if follower && !replicaWakeMatters(fc.parts, parked, news != nil) ||
-				marks != nil && !consumerWakeMatters(marks, int64(req.MinBytes)) {
+				marks != nil && !marks.reach(true) {
 				continue
 			}
 			topics, total, anyErr := b.readFetchParts(r, req, fc.parts, replicaID)

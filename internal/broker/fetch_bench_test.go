@@ -231,8 +231,9 @@ func benchFetchFrameParts(offsets []int64) []byte {
 // BenchmarkParkedFetchWake measures an append of a one-record batch while
 // eight consumer fetches of six partitions are parked waiting for more
 // bytes than the benchmark appends (fetch.min.bytes set high, as for
-// throughput): every append wakes the eight, and cpu-ns/append counts what
-// the wakes cost the broker besides the append.
+// throughput): cpu-ns/append counts what the parked fetches cost the
+// broker besides the append (each append asks their wake conditions, and
+// wakes none of them).
 //
 //	go test ./internal/broker -run '^$' -bench 'ParkedFetchWake' -benchtime 20000x
 func BenchmarkParkedFetchWake(b *testing.B) {

@@ -434,7 +434,7 @@ func currentLeader(im *metadata.Image, topic string, part int32, listener string
 func (b *Broker) waitProduce(r *request, req *kmsg.ProduceRequest, resp *kmsg.ProduceResponse, waits []produceWait) {
 	wake := make(chan struct{}, 1)
 	for _, w := range waits {
-		w.p.Watch(wake)
+		w.p.WatchHighWatermark(wake, w.target)
 		defer w.p.Unwatch(wake)
 	}
 	timeout := time.Duration(req.TimeoutMillis) * time.Millisecond

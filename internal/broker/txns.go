@@ -306,7 +306,7 @@ func appendCommittedWithin(p *partition.Partition, batch []byte, stop <-chan str
 		return nil
 	}
 	wake := make(chan struct{}, 1)
-	p.Watch(wake)
+	p.WatchHighWatermark(wake, res.LastOffset+1)
 	defer p.Unwatch(wake)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/silkworm/silkworm/internal/storage"
@@ -56,10 +57,32 @@ type Partition struct {
 	expanding []int32
 	followers map[int32]*follower // leader only
 	hw        storage.Position
+	// hwAt is hw for readers that hold no lock: the WakeConds of waiters
+	// woken by another partition.
+	hwAt atomic.Pointer[storage.Position]
 	// waiters are woken when the high watermark moves (consumers' parked
-	// fetches); endWaiters also when the log end moves (followers').
-	waiters    map[chan struct{}]struct{}
+	// fetches, acks=all produces), each only when its condition holds;
+	// endWaiters also when the log end moves (followers').
+	waiters    map[chan struct{}]waiter
 	endWaiters map[chan struct{}]struct{}
+}
+
+// A WakeCond tells whether a high watermark move may change the answer of
+// a waiter (registered with WatchIf): a consumer's fetch parked until
+// fetch.min.bytes are there, as Kafka's DelayedFetch.tryComplete reckons
+// it on each append instead of waking its request. Wakes is called with
+// the lock of the partition that moved held, possibly by several
+// partitions at once, so it must only read: log ends and positions, and
+// HighWatermarkAt, never a partition's lock.
+type WakeCond interface {
+	Wakes() bool
+}
+
+// waiter is how a high watermark move decides to wake one waiter; a change
+// of role or of a follower's log start wakes every waiter regardless.
+type waiter struct {
+	hw   int64    // woken only once the high watermark reaches this
+	cond WakeCond // and, when set, only if it says so
 }
 
 // New wraps log as broker nodeID's leader replica at leaderEpoch, with
@@ -72,10 +95,10 @@ func New(topic string, index int32, topicID [16]byte, log *storage.Log, nodeID, 
 		TopicID:    topicID,
 		Log:        log,
 		leader:     -1,
-		waiters:    map[chan struct{}]struct{}{},
+		waiters:    map[chan struct{}]waiter{},
 		endWaiters: map[chan struct{}]struct{}{},
-		hw:         log.EndPosition(),
 	}
+	p.storeHighWatermarkLocked(log.EndPosition())
 	p.MakeLeader(nodeID, leaderEpoch, 0, []int32{nodeID}, []int32{nodeID}, time.Now())
 	return p
 }
@@ -91,7 +114,7 @@ func NewReplica(topic string, index int32, topicID [16]byte, log *storage.Log, n
 		NodeID:     nodeID,
 		leader:     -1,
 		epoch:      -1,
-		waiters:    map[chan struct{}]struct{}{},
+		waiters:    map[chan struct{}]waiter{},
 		endWaiters: map[chan struct{}]struct{}{},
 	}
 	// A replica does not know the committed offset until its leader tells
@@ -102,7 +125,7 @@ func NewReplica(topic string, index int32, topicID [16]byte, log *storage.Log, n
 	if err != nil {
 		pos = log.EndPosition()
 	}
-	p.hw = pos
+	p.storeHighWatermarkLocked(pos)
 	return p
 }
 
@@ -145,7 +168,7 @@ func (p *Partition) MakeFollower(nodeID, leader, epoch, partitionEpoch int32, re
 	p.replicas, p.isr = slices.Clone(replicas), slices.Clone(isr)
 	p.followers = nil
 	p.expanding = nil
-	p.wakeLocked() // waiters for a high watermark find the replica no longer leads
+	p.wakeAllLocked() // waiters for a high watermark find the replica no longer leads
 }
 
 // LeaderEpoch is the current leader epoch.
@@ -309,24 +332,49 @@ func (p *Partition) maybeAdvanceHighWatermarkLocked() bool {
 }
 
 func (p *Partition) setHighWatermarkLocked(pos storage.Position) {
-	p.hw = pos
+	p.storeHighWatermarkLocked(pos)
 	p.Log.SetHighWatermark(pos.Offset)
-	p.wakeLocked()
+	for w, wt := range p.waiters {
+		if pos.Offset >= wt.hw && (wt.cond == nil || wt.cond.Wakes()) {
+			signal(w)
+		}
+	}
+	wake(p.endWaiters)
 }
 
-// wakeLocked signals every waiter, of the high watermark and of the log
-// end, without blocking.
-func (p *Partition) wakeLocked() {
-	wake(p.waiters)
+func (p *Partition) storeHighWatermarkLocked(pos storage.Position) {
+	p.hw = pos
+	p.hwAt.Store(&pos)
+}
+
+// HighWatermarkAt is HighWatermarkPosition without the partition's lock,
+// for a WakeCond.
+func (p *Partition) HighWatermarkAt() storage.Position {
+	if at := p.hwAt.Load(); at != nil {
+		return *at
+	}
+	return storage.Position{}
+}
+
+// wakeAllLocked signals every waiter, of the high watermark and of the
+// log end, without blocking and without asking their conditions.
+func (p *Partition) wakeAllLocked() {
+	for w := range p.waiters {
+		signal(w)
+	}
 	wake(p.endWaiters)
 }
 
 func wake(set map[chan struct{}]struct{}) {
 	for w := range set {
-		select {
-		case w <- struct{}{}:
-		default:
-		}
+		signal(w)
+	}
+}
+
+func signal(w chan struct{}) {
+	select {
+	case w <- struct{}{}:
+	default:
 	}
 }
 
@@ -438,7 +486,7 @@ func (p *Partition) UpdateFollowerHighWatermark(leaderHW int64, hints ...storage
 func (p *Partition) ResetHighWatermark() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.hw = p.Log.EndPosition()
+	p.storeHighWatermarkLocked(p.Log.EndPosition())
 	p.Log.SetHighWatermark(p.hw.Offset)
 }
 
@@ -447,9 +495,21 @@ func (p *Partition) ResetHighWatermark() {
 // a consumer's parked fetch, which reads up to the high watermark, waits
 // for. An append that does not move the high watermark does not wake it.
 // The caller must Unwatch it.
-func (p *Partition) Watch(w chan struct{}) {
+func (p *Partition) Watch(w chan struct{}) { p.watch(w, waiter{}) }
+
+// WatchHighWatermark is Watch for a wait until the high watermark reaches
+// offset (an acks=all produce): a move short of it does not wake w.
+func (p *Partition) WatchHighWatermark(w chan struct{}, offset int64) {
+	p.watch(w, waiter{hw: offset})
+}
+
+// WatchIf is Watch for a waiter that a high watermark move concerns only
+// when cond says so. cond must be safe to call from the moment WatchIf is.
+func (p *Partition) WatchIf(w chan struct{}, cond WakeCond) { p.watch(w, waiter{cond: cond}) }
+
+func (p *Partition) watch(w chan struct{}, wt waiter) {
 	p.mu.Lock()
-	p.waiters[w] = struct{}{}
+	p.waiters[w] = wt
 	p.mu.Unlock()
 }
 
@@ -488,7 +548,7 @@ func (p *Partition) SetFollowerLogStart(id int32, logStart int64) {
 		return
 	}
 	f.logStart = logStart
-	p.wakeLocked()
+	p.wakeAllLocked()
 }
 
 // LowWatermark is the smallest log start offset among the leader and the

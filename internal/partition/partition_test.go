@@ -211,3 +211,58 @@ func TestFollowerHighWatermarkHints(t *testing.T) {
 		t.Fatalf("high watermark past the log end: %+v, want the log end %+v", got, ends[2])
 	}
 }
+
+// condFunc is a WakeCond from a function.
+type condFunc func() bool
+
+func (f condFunc) Wakes() bool { return f() }
+
+// TestHighWatermarkWakesOnlyWaitersItConcerns: a high watermark move
+// wakes a WatchHighWatermark waiter only once it reaches the waiter's
+// offset and a WatchIf waiter only when its condition holds; losing the
+// leadership wakes both regardless, so that they learn it.
+func TestHighWatermarkWakesOnlyWaitersItConcerns(t *testing.T) {
+	p := New("t", 0, [16]byte{1}, openLog(t), 1, 0)
+	ack, parked := make(chan struct{}, 1), make(chan struct{}, 1)
+	p.WatchHighWatermark(ack, 5)
+	defer p.Unwatch(ack)
+	var want bool
+	asked := 0
+	p.WatchIf(parked, condFunc(func() bool { asked++; return want }))
+	defer p.Unwatch(parked)
+	woken := func(w chan struct{}) bool {
+		select {
+		case <-w:
+			return true
+		default:
+			return false
+		}
+	}
+	if _, err := p.AppendAsLeader(batch(3), 1); err != nil { // high watermark 3
+		t.Fatal(err)
+	}
+	if woken(ack) {
+		t.Error("a high watermark of 3 woke a wait for 5")
+	}
+	if w := woken(parked); w || asked != 1 {
+		t.Errorf("condition false: woken %v, asked %d times; want not woken, asked once", w, asked)
+	}
+	if at := p.HighWatermarkAt(); at != p.HighWatermarkPosition() || at.Offset != 3 {
+		t.Errorf("HighWatermarkAt() = %+v, HighWatermarkPosition() = %+v", at, p.HighWatermarkPosition())
+	}
+	want = true
+	if _, err := p.AppendAsLeader(batch(2), 1); err != nil { // high watermark 5
+		t.Fatal(err)
+	}
+	if !woken(ack) {
+		t.Error("the high watermark reached 5 without waking the wait for 5")
+	}
+	if !woken(parked) {
+		t.Error("condition true: the waiter was not woken")
+	}
+	want = false
+	p.MakeFollower(1, 2, 1, 1, []int32{1, 2}, []int32{1, 2})
+	if !woken(ack) || !woken(parked) {
+		t.Error("losing the leadership did not wake every waiter")
+	}
+}
