@@ -330,8 +330,8 @@ func (c *controller) applyPropagated(r *record) (any, error) {
 // before its creation is acknowledged.
 //
 // Raft commits a record once a majority has it, but followers apply it only
-// when a later AppendEntries tells them the commit index (within
-// CommitTimeout). Without this wait, a controller that dies in that window
+// when a later AppendEntries tells them the commit index (the barrier that
+// applyRecord appends, a round trip later). Without this wait, a controller that dies in that window
 // leaves a created topic unknown to the other brokers until a new
 // controller is elected, and they answer UNKNOWN_TOPIC_OR_PARTITION for
 // it, which clients (franz-go) give up on after a few tries. A node that

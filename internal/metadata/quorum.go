@@ -86,6 +86,15 @@ type QuorumConfig struct {
 	Logger *slog.Logger
 }
 
+// commitTimeout is how long the Raft leader, with nothing new to append,
+// waits (up to twice that, randomised) before it sends each follower an
+// AppendEntries anyway, which tells it the commit index. applyRecord
+// sends one at once after each record (a barrier), so this only bounds
+// how late a follower learns of the barrier itself. Every such message
+// wakes three processes on an idle cluster; Raft's own heartbeats (every
+// tenth of the election timeout) keep the leadership.
+const commitTimeout = 250 * time.Millisecond
+
 // DefaultQuorumConfig returns Kafka's defaults: broker.session.timeout.ms
 // 9000 and broker.heartbeat.interval.ms 2000.
 func DefaultQuorumConfig() QuorumConfig {
@@ -264,7 +273,7 @@ func OpenQuorum(cfg QuorumConfig) (*Quorum, error) {
 	rc.HeartbeatTimeout = cfg.ElectionTimeout
 	rc.ElectionTimeout = cfg.ElectionTimeout
 	rc.LeaderLeaseTimeout = leaderLease(cfg.ElectionTimeout)
-	rc.CommitTimeout = 20 * time.Millisecond
+	rc.CommitTimeout = commitTimeout
 	rc.SnapshotThreshold = cfg.SnapshotThreshold
 	rc.Logger = hl
 	notify := make(chan bool, 8)
@@ -446,6 +455,11 @@ func (q *Quorum) applyRecord(r *record) (any, error) {
 	if err := f.Error(); err != nil {
 		return nil, fmt.Errorf("append %s record: %w", r.Type, notControllerIfLost(err))
 	}
+	// The record is committed, but the other nodes apply it only once an
+	// AppendEntries tells them so, and with nothing more to append Raft
+	// sends the next one after CommitTimeout. A barrier entry goes out now
+	// and carries the commit index. Nothing waits for the barrier itself.
+	q.raft.Barrier(0)
 	res, _ := f.Response().(applyResult)
 	return res.val, res.err
 }
