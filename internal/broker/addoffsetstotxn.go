@@ -35,5 +35,5 @@ func handleAddOffsetsToTxn(b *Broker, r *request) {
 		r.respond(resp)
 		return
 	}
-	go r.respond(b.txns.coord.AddOffsetsToTxn(req))
+	r.respond(b.txns.coord.AddOffsetsToTxn(req))
 }

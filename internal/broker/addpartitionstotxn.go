@@ -26,7 +26,7 @@ func handleAddPartitionsToTxn(b *Broker, r *request) {
 			r.respond(resp)
 			return
 		}
-		go r.respond(b.txns.coord.AddPartitionsToTxn(req))
+		r.respond(b.txns.coord.AddPartitionsToTxn(req))
 		return
 	}
 	{
@@ -66,6 +66,6 @@ func handleAddPartitionsToTxn(b *Broker, r *request) {
 		}
 	}
 	// The coordinator may wait for a transaction of the same id that is
-	// writing markers: answer off the io goroutine.
-	go r.respond(b.txns.coord.AddPartitionsToTxn(req))
+	// writing markers: this handler runs off the io goroutines (waitingAPIs).
+	r.respond(b.txns.coord.AddPartitionsToTxn(req))
 }

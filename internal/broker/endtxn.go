@@ -27,5 +27,5 @@ func handleEndTxn(b *Broker, r *request) {
 		r.respond(resp)
 		return
 	}
-	go r.respond(b.txns.coord.EndTxn(req))
+	r.respond(b.txns.coord.EndTxn(req))
 }

@@ -122,14 +122,50 @@ type api struct {
 	key      int16
 	min, max int16
 	handle   func(b *Broker, r *request)
+	waits    bool // runs on its own goroutine (waitingAPIs)
 }
 
 var apis = map[int16]*api{}
 
+// waitingAPIs are the requests whose handlers may wait on other brokers:
+// for a write to an internal topic (__consumer_offsets,
+// __transaction_state, __share_group_state) to reach its ISR, for another
+// broker's answer (transaction markers), for the controller, or for a
+// group or transaction lock that such a wait holds. They run on a
+// goroutine of their own, not on an io one. Kafka's handler threads never
+// wait: they hand such requests to purgatories and coordinator queues. An
+// io goroutine that waited could wait for ever, since the replica fetches
+// that end the wait would queue behind the io goroutines all waiting
+// alike (found by franz-go's TestTxnEtl and TestGroupETL on three
+// nodes). The connection still reads its next request only once this one
+// is answered, as for any other request.
+var waitingAPIs = map[kmsg.Key]bool{
+	// group coordinators
+	kmsg.JoinGroup: true, kmsg.SyncGroup: true, kmsg.Heartbeat: true, kmsg.LeaveGroup: true,
+	kmsg.OffsetCommit: true, kmsg.TxnOffsetCommit: true, kmsg.OffsetFetch: true,
+	kmsg.OffsetDelete: true, kmsg.DeleteGroups: true, kmsg.DescribeGroups: true, kmsg.ListGroups: true,
+	kmsg.ConsumerGroupHeartbeat: true, kmsg.ConsumerGroupDescribe: true,
+	kmsg.ShareGroupHeartbeat: true, kmsg.ShareGroupDescribe: true, kmsg.ShareFetch: true,
+	kmsg.ShareAcknowledge: true, kmsg.AlterShareGroupOffsets: true, kmsg.DeleteShareGroupOffsets: true,
+	kmsg.DescribeShareGroupOffsets: true, kmsg.InitializeShareGroupState: true,
+	kmsg.ReadShareGroupState: true, kmsg.ReadShareGroupStateSummary: true,
+	kmsg.WriteShareGroupState: true, kmsg.DeleteShareGroupState: true,
+	// transaction coordinator and markers
+	kmsg.InitProducerID: true, kmsg.AddPartitionsToTxn: true, kmsg.AddOffsetsToTxn: true,
+	kmsg.EndTxn: true, kmsg.WriteTxnMarkers: true, kmsg.DescribeTransactions: true,
+	kmsg.ListTransactions: true,
+	// the controller
+	kmsg.CreateTopics: true, kmsg.DeleteTopics: true, kmsg.CreatePartitions: true,
+	kmsg.AlterConfigs: true, kmsg.IncrementalAlterConfigs: true, kmsg.ElectLeaders: true,
+	kmsg.AlterPartitionAssignments: true, kmsg.CreateACLs: true, kmsg.DeleteACLs: true,
+	kmsg.AlterClientQuotas: true, kmsg.AlterUserSCRAMCredentials: true, kmsg.DeleteRecords: true,
+	kmsg.UnregisterBroker: true, kmsg.UpdateFeatures: true,
+}
+
 // register adds a handler to the dispatch table; each API's file calls it
 // from init with the versions it implements.
 func register(key kmsg.Key, min, max int16, fn func(b *Broker, r *request)) {
-	apis[key.Int16()] = &api{key: key.Int16(), min: min, max: max, handle: fn}
+	apis[key.Int16()] = &api{key: key.Int16(), min: min, max: max, handle: fn, waits: waitingAPIs[key]}
 }
 
 func apiFor(key int16) *api { return apis[key] }
@@ -152,9 +188,18 @@ func errUnsupportedVersion(h wire.RequestHeader) error {
 	return fmt.Errorf("unsupported version %d of %s (key %d)", h.APIVersion, kmsg.NameForKey(h.APIKey), h.APIKey)
 }
 
-// handle runs the handler of a request on an io goroutine.
+// handle runs the handler of a request on an io goroutine, or hands it to
+// a goroutine of its own when it may wait (waitingAPIs).
 func (b *Broker) handle(r *request) {
 	b.metrics.dequeued(r)
+	if apis[r.hdr.APIKey].waits {
+		go b.run(r)
+		return
+	}
+	b.run(r)
+}
+
+func (b *Broker) run(r *request) {
 	defer b.metrics.handlerReturned(r)
 	defer func() {
 		if p := recover(); p != nil {

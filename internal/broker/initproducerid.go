@@ -6,7 +6,7 @@ package broker
 //
 // A transactional id is answered by the transaction coordinator
 // (internal/txn: epoch bump, fencing, abort of an ongoing transaction),
-// off the io goroutine since that may write markers.
+// off the io goroutines (waitingAPIs) since that may write markers.
 // Producer ids come from the metadata store in blocks of 1000 and are
 // never reused, across restarts included. Without a transactional id every
 // request gets a fresh producer id at epoch 0, as Kafka does, even when it
@@ -40,7 +40,7 @@ func handleInitProducerID(b *Broker, r *request) {
 		return
 	}
 	if transactional {
-		go r.respond(b.txns.coord.InitProducerID(req))
+		r.respond(b.txns.coord.InitProducerID(req))
 		return
 	}
 	id, err := b.nextProducerID()

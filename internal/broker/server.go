@@ -383,6 +383,15 @@ func (c *conn) dispatch(r *request) bool {
 			return true
 		default:
 		}
+		// A follower's fetch never waits for a handler: what the handlers
+		// wait for (the ISR to have a write) may be the data it fetches. It
+		// does not block either: when it must wait, it parks on its own
+		// goroutine.
+		if k == kmsg.Fetch.Int16() && fetchReplicaID(r) >= 0 {
+			r.writeInline = true
+			c.s.b.handle(r)
+			return true
+		}
 	}
 	select {
 	case c.s.requests <- r:
