@@ -705,8 +705,11 @@ func (g *group) memberTopicsLocked(cg *consumerGroup, m *cmember, im *TopicImage
 	return out
 }
 
-// regexTopicsLocked resolves a regex against the topics of im, skipping
-// internal topics as the Java consumer does; results are cached per image.
+// regexTopicsLocked resolves a regex against the names of all topics of
+// im, internal ones included, as Kafka's coordinator does
+// (GroupMetadataManager.refreshRegularExpressions); leaving internal topics
+// out is a rule of the Java client for its own patterns, not of the
+// broker. Results are cached per image.
 func (g *group) regexTopicsLocked(cg *consumerGroup, re string, im *TopicImage) []string {
 	if cg.regexVersion != im.Version {
 		cg.regexTopics, cg.regexVersion = map[string][]string{}, im.Version
@@ -717,7 +720,7 @@ func (g *group) regexTopicsLocked(cg *consumerGroup, re string, im *TopicImage) 
 	var ts []string
 	if rx, err := compileRegex(re); err == nil {
 		for name := range im.ByName {
-			if !strings.HasPrefix(name, "__") && rx.MatchString(name) {
+			if rx.MatchString(name) {
 				ts = append(ts, name)
 			}
 		}

@@ -800,3 +800,19 @@ func TestConsumerGroupMigrationDisabled(t *testing.T) {
 		t.Fatalf("consumer join to a classic group with migration disabled: %v", kerr.ErrorForCode(h.ErrorCode))
 	}
 }
+
+// TestConsumerGroupRegexMatchesInternalTopics: a regex subscription is
+// resolved against every topic name, __consumer_offsets included, as
+// Kafka's coordinator resolves it (franz-go's Test848RegexBrokerResolves).
+func TestConsumerGroupRegexMatchesInternalTopics(t *testing.T) {
+	h := newMemHost()
+	offsets := [16]byte{0x77}
+	h.setTopics(&TopicMeta{Name: "t", ID: topicT, Partitions: 6}, &TopicMeta{Name: "__consumer_offsets", ID: offsets, Partitions: 3})
+	c := newTestCoordinator(t, testConfig(), h)
+	re := ".*(?:__consumer_offsets).*"
+	r := cghb(c, "g", hbOpts{member: "m", regex: &re})
+	mustOK(t, "join", r)
+	if got := respAssignment(r); len(got) != 1 || len(got[offsets]) != 3 {
+		t.Fatalf("regex %q got %v, want the 3 partitions of __consumer_offsets", re, got)
+	}
+}
