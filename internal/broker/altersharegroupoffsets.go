@@ -6,10 +6,15 @@ package broker
 // group (NON_EMPTY_GROUP while it has members): the share coordinator
 // stores the new offset under a new state epoch with no in-flight
 // records, so a share-partition leader still holding the old state is
-// fenced (FENCED_STATE_EPOCH) and reloads. Runs on the group's
-// coordinator; needs READ on the group and on each topic.
+// fenced (FENCED_STATE_EPOCH) and reloads. A group that never had members
+// is created, empty, with the altered topics as its own (Kafka's
+// getOrMaybeCreateShareGroup), so DescribeShareGroupOffsets of all topics
+// and DeleteGroups find it. Runs on the group's coordinator; needs READ on
+// the group and on each topic.
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -29,6 +34,7 @@ func (b *Broker) alterShareGroupOffsets(r *request) {
 		return
 	}
 	im := b.meta.Image()
+	var altered []string
 	for _, at := range req.Topics {
 		rt := kmsg.NewAlterShareGroupOffsetsResponseTopic()
 		rt.Topic = at.Topic
@@ -50,11 +56,17 @@ func (b *Broker) alterShareGroupOffsets(r *request) {
 			default:
 				key := share.Key{Group: req.GroupID, TopicID: t.ID, Partition: ap.Partition}
 				rp.ErrorCode = b.resetShareState(key, ap.StartOffset)
+				if rp.ErrorCode == 0 && !slices.Contains(altered, at.Topic) {
+					altered = append(altered, at.Topic)
+				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
+	// As Kafka, the group exists from now on, with the altered topics as
+	// its own, though no member ever joined it.
+	b.shares.coord.AddConsumedTopics(req.GroupID, altered...)
 	r.respond(resp)
 }
 

@@ -809,3 +809,45 @@ func TestShareStateInterBrokerAPIs(t *testing.T) {
 		t.Fatalf("after delete %+v", got)
 	}
 }
+
+// TestAlterShareGroupOffsetsCreatesTheGroup: altering the offsets of a
+// share group that never had members creates it, as Kafka's coordinator
+// does, so that describing all its offsets lists the altered topic and
+// DeleteGroups finds the group (franz-go's TestShareGroupOffsetsAdmin).
+func TestAlterShareGroupOffsetsCreatesTheGroup(t *testing.T) {
+	tb := newTestBroker(t, "offsets.topic.num.partitions=1", "share.coordinator.state.topic.num.partitions=1")
+	ctx := testCtx(t)
+	tb.createTopic(ctx, "q", 2, nil)
+	tb.produce(ctx, "q", 0, 5)
+	resps, err := tb.adm.AlterShareGroupOffsets(ctx, "fresh", kadmOffsets("q", 0, 3))
+	if err == nil {
+		err = resps.Error()
+	}
+	if err != nil {
+		t.Fatalf("alter offsets of a new share group: %v", err)
+	}
+	req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	g := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+	g.GroupID = "fresh" // Topics null: all of the group's topics
+	req.Groups = append(req.Groups, g)
+	resp, err := req.RequestWith(ctx, tb.cl)
+	if err != nil {
+		t.Fatalf("describe offsets: %v", err)
+	}
+	rg := resp.Groups[0]
+	if rg.ErrorCode != 0 || len(rg.Topics) != 1 || rg.Topics[0].Topic != "q" || len(rg.Topics[0].Partitions) != 2 {
+		t.Fatalf("described all offsets of the group: %+v, want topic q with its 2 partitions", rg)
+	}
+	for _, p := range rg.Topics[0].Partitions {
+		if want := map[int32]int64{0: 3, 1: -1}[p.Partition]; p.ErrorCode != 0 || p.StartOffset != want {
+			t.Errorf("partition %d: start offset %d, error %d; want %d", p.Partition, p.StartOffset, p.ErrorCode, want)
+		}
+	}
+	deleted, err := tb.adm.DeleteGroup(ctx, "fresh")
+	if err == nil {
+		err = deleted.Err
+	}
+	if err != nil {
+		t.Fatalf("delete the share group: %v", err)
+	}
+}

@@ -70,6 +70,10 @@ type shareGroup struct {
 	consumed map[string]bool
 }
 
+func newShareGroup(id string) *shareGroup {
+	return &shareGroup{id: id, members: map[string]*member{}, topicsSeen: map[string]int32{}, consumed: map[string]bool{}}
+}
+
 type member struct {
 	id           string
 	epoch        int32
@@ -131,7 +135,7 @@ func (c *Coordinator) Heartbeat(req *kmsg.ShareGroupHeartbeatRequest, clientID, 
 			resp.ErrorCode = kerr.GroupIDNotFound.Code
 			return resp
 		}
-		g = &shareGroup{id: req.GroupID, members: map[string]*member{}, topicsSeen: map[string]int32{}, consumed: map[string]bool{}}
+		g = newShareGroup(req.GroupID)
 		c.groups[req.GroupID] = g
 	}
 	m := g.members[req.MemberID]
@@ -406,6 +410,28 @@ func (c *Coordinator) Delete(id string) int16 {
 	}
 	delete(c.groups, id)
 	return 0
+}
+
+// AddConsumedTopics records topics as consumed by share group id, which
+// it creates, empty, when it does not exist: AlterShareGroupOffsets on a
+// group that never had members, which Kafka's coordinator creates
+// (getOrMaybeCreateShareGroup) and whose topics it then lists as
+// initialized, for DescribeShareGroupOffsets of all topics and for
+// DeleteGroups.
+func (c *Coordinator) AddConsumedTopics(id string, topics ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	g := c.groups[id]
+	if g == nil {
+		g = newShareGroup(id)
+		c.groups[id] = g
+	}
+	for _, t := range topics {
+		g.consumed[t] = true
+	}
 }
 
 // ConsumedTopics is every topic the group's members subscribed to while
