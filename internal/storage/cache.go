@@ -180,6 +180,8 @@ type segFile struct {
 	cache *clockCache
 	entry cacheEntry
 
+	app rawAppender // appends (Append)
+
 	mu     sync.Mutex
 	path   string
 	f      File // nil while closed
@@ -328,7 +330,20 @@ func (h *segFile) WriteAt(b []byte, off int64) (int, error) {
 		return 0, err
 	}
 	defer h.release()
+	h.app.forget()
 	return f.WriteAt(b, off)
+}
+
+// Append writes b at off, the end of the file, as the log appends a batch:
+// raw when the previous append ended there moments ago (rawappend.go).
+// Appends to a file must not run concurrently.
+func (h *segFile) Append(b []byte, off int64) (int, error) {
+	f, err := h.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer h.release()
+	return h.app.append(f, b, off)
 }
 
 // Sync fsyncs the file; a file not open has nothing unsynced from this
@@ -348,6 +363,7 @@ func (h *segFile) Truncate(size int64) error {
 		return err
 	}
 	defer h.release()
+	h.app.forget()
 	return f.Truncate(size)
 }
 

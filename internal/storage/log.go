@@ -654,7 +654,7 @@ func (l *Log) appendLocked(batch []byte, h *record.Header, opts AppendOptions) (
 		}
 	}
 	pos := active.size.Load()
-	if _, err := active.log.WriteAt(batch, pos); err != nil {
+	if _, err := active.appendAt(batch, pos); err != nil {
 		return AppendResult{}, false, l.goOffline(fmt.Errorf("write %s at %d: %w", active.log.Name(), pos, err))
 	}
 	if err := active.indexBatchLocked(l.cfg, *h, pos, size); err != nil {

@@ -165,6 +165,14 @@ func (s *segment) seal() error {
 	return errors.Join(s.index.seal(), s.timeIndex.seal())
 }
 
+// appendAt writes an appended batch at pos, the end of the segment.
+func (s *segment) appendAt(b []byte, pos int64) (int, error) {
+	if h, ok := s.log.(*segFile); ok {
+		return h.Append(b, pos)
+	}
+	return s.log.WriteAt(b, pos)
+}
+
 // renameFiles renames the three files to their name plus suffix (for
 // deletion); later opens use the new names.
 func (s *segment) renameFiles(fs FS, suffix string) error {
