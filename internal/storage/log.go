@@ -820,6 +820,7 @@ func (l *Log) Flush() error {
 // Position (the start of the batch holding it), e.g. for a high watermark
 // learned from a follower.
 func (l *Log) PositionOf(offset int64) (Position, error) {
+	gen := l.truncations.Load() // before the segment list, as in Read
 	end := *l.endPos.Load()
 	lso := l.logStartOffset.Load()
 	if offset == end.Offset {
@@ -828,9 +829,17 @@ func (l *Log) PositionOf(offset int64) (Position, error) {
 	if offset < lso || offset > end.Offset {
 		return Position{}, fmt.Errorf("position of %s offset %d outside [%d, %d]: %w", l.tp, offset, lso, end.Offset, ErrOffsetOutOfRange)
 	}
-	segs := l.segments()
+	segsp := l.segs.Load()
+	segs := *segsp
 	i := max(sort.Search(len(segs), func(i int) bool { return segs[i].base > offset })-1, 0)
-	buf := make([]byte, batchPrefix)
+	// A high watermark a few batches behind the log end (a follower's
+	// fetch offset) is in the newest batches' bounds: no header read.
+	if b, ok := l.tail.find(segsp, gen, i, offset); ok {
+		return Position{Offset: offset, SegmentBase: segs[i].base, Pos: b.pos}, nil
+	}
+	bp := headerBufs.Get().(*[batchPrefix]byte)
+	defer headerBufs.Put(bp)
+	buf := bp[:]
 	for ; i < len(segs); i++ {
 		s := segs[i]
 		b, found, err := s.findBatch(offset, s.size.Load(), buf)

@@ -119,3 +119,37 @@ func TestTailRingVoidedByTruncationAndRoll(t *testing.T) {
 		}
 	}
 }
+
+// PositionOf an offset among the newest batches (the high watermark a
+// follower's fetch moves, a few batches behind the log end) takes the
+// batch's place from the tail ring, reading no header, and agrees with
+// where the batch was appended; an older offset is looked up in the file.
+func TestTailPositionOfReadsNoHeaders(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.SegmentBytes = 1 << 20
+	cfg.IndexIntervalBytes = 512
+	cfg.MaxIndexSize = 1 << 20 // one segment
+	e := newEnv(t, cfg)
+	fs := &preadFS{FS: OSFS}
+	e.fs = fs
+	m, l := e.openLog()
+	defer m.Close()
+	var starts []Position // where each batch was appended
+	for i := range 2 * tailBatches {
+		starts = append(starts, l.EndPosition())
+		appendN(t, l, 1, func(int) batchSpec { return batchSpec{records: 3, valueSize: 20 + i} })
+	}
+	for i, start := range starts {
+		for _, off := range []int64{start.Offset, start.Offset + 2} { // the batch's first and last record
+			before := fs.reads.Load()
+			got, err := l.PositionOf(off)
+			n := fs.reads.Load() - before
+			if want := (Position{Offset: off, SegmentBase: start.SegmentBase, Pos: start.Pos}); err != nil || got != want {
+				t.Fatalf("PositionOf(%d) = %+v %v, want %+v", off, got, err, want)
+			}
+			if recent := i >= len(starts)-tailBatches; recent != (n == 0) {
+				t.Errorf("PositionOf(%d), batch %d of %d: %d preads", off, i, len(starts), n)
+			}
+		}
+	}
+}
