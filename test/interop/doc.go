@@ -29,6 +29,11 @@
 // for the same keys to a cleanup.policy=compact topic with small segments;
 // once the cleaner has run, a full read holds only the last value per key.
 //
+// franz-go's own integration suite (kgosuite_test.go): the tests of
+// github.com/twmb/franz-go/pkg/kgo that its author runs against Apache
+// Kafka, run by `go test` from the module cache against one node and
+// against a three-node cluster (KGO_SEEDS, KGO_TEST_RF).
+//
 // Environment:
 //
 //	SILKWORM_TEST_BOOTSTRAP=host:port  use an already running broker; the
