@@ -315,15 +315,20 @@ func badCases(tb *testBroker, bomb []byte, rawOK func(string)) []badCase {
 			c.expectClosed("array count INT32_MAX")
 		})
 	})
-	add("trailing garbage after metadata (malformed, closed as Kafka)", func(t *testing.T, c *rawConn) {
+	add("trailing garbage after metadata (ignored, as Kafka)", func(t *testing.T, c *rawConn) {
 		req := kmsg.NewPtrMetadataRequest()
 		req.Version = 4
 		req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr(badTopic)}}
-		frame, _ := c.encode(req)
+		frame, corr := c.encode(req)
 		frame = append(frame, "garbage"...)
 		binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
 		c.write(frame)
-		c.expectClosed("Metadata with trailing bytes")
+		resp := kmsg.NewPtrMetadataResponse()
+		resp.SetVersion(4)
+		c.readResponse(corr, resp)
+		if len(resp.Topics) != 1 || resp.Topics[0].Topic == nil || *resp.Topics[0].Topic != badTopic {
+			t.Fatalf("Metadata with trailing bytes answered %+v, want topic %s", resp.Topics, badTopic)
+		}
 	})
 
 	// Produce: a per-partition error code; the connection stays usable.

@@ -126,23 +126,26 @@ func ParseHeaderPrefix(frame []byte) (RequestHeader, error) {
 }
 
 // ErrMalformedBody means a request body does not follow its schema in a way
-// the decoder alone would let through: bytes left after the last field, or a
-// length below −1 (or a null where the field is not nullable).
+// the decoder alone would let through: a length below −1 (or a null where
+// the field is not nullable).
 var ErrMalformedBody = errors.New("malformed request body")
 
 // ParseRequest decodes the header and the body of a request whose kind
 // and version are known to be supported. flexible says whether the header
-// carries tagged fields (header v2). The body must be consumed exactly, as
-// Kafka's parser requires: trailing bytes, a string length below −1 and a
-// null in a field that is not nullable are ErrMalformedBody, and the
-// caller closes the connection.
+// carries tagged fields (header v2). A string or array length below −1 and
+// a null in a field that is not nullable are ErrMalformedBody, and the
+// caller closes the connection, as Kafka's parser fails on them.
 //
-// kmsg's decoder is lenient on these points (it ignores what follows the
-// last field and reads any negative length as null), so the body is
-// checked again after decoding: a non-flexible body must re-encode to the
-// same bytes (the classic encoding has one canonical form for what kmsg
-// keeps); a flexible body, whose lengths are unsigned varints and so never
-// below −1, must fail to decode without its last byte.
+// Bytes after the last field are ignored, as Kafka's generated readers
+// ignore them: librdkafka since 2.1 sends a Metadata v9+ request for all
+// topics with a four-byte placeholder for the topic array's one-byte
+// count, which Kafka reads as a null array followed by false, false and no
+// tags, leaving three bytes unread (librdkafka issue 5049).
+//
+// kmsg's decoder reads any negative length as null, so a non-flexible
+// body is checked again after decoding: it must re-encode to its own
+// first bytes (the classic encoding has one canonical form for what kmsg
+// keeps). A flexible body's lengths are unsigned varints, never below −1.
 func ParseRequest(frame []byte, req kmsg.Request) (RequestHeader, error) {
 	h, err := ParseHeaderPrefix(frame)
 	if err != nil {
@@ -174,51 +177,29 @@ func ParseRequest(frame []byte, req kmsg.Request) (RequestHeader, error) {
 }
 
 // checkConsumed reports ErrMalformedBody when body, which decoded into
-// req, has bytes after its last field or, for a non-flexible version, a
-// length kmsg tolerated but Kafka refuses (see ParseRequest).
+// req, has a length kmsg tolerated but Kafka refuses (see ParseRequest).
 //
 // Deviation: of a non-flexible Produce (v3-8) only the transactional id's
 // length is checked, because re-encoding would copy every produced byte
-// once more on the hot path; trailing bytes after it go unnoticed.
+// once more on the hot path.
 func checkConsumed(req kmsg.Request, body []byte) error {
-	if !req.IsFlexible() && req.Key() == kmsg.Produce.Int16() {
+	if req.IsFlexible() {
+		return nil
+	}
+	if req.Key() == kmsg.Produce.Int16() {
 		if req.GetVersion() >= 3 && len(body) >= 2 && int16(binary.BigEndian.Uint16(body)) < -1 {
 			return fmt.Errorf("%w: transactional id length %d", ErrMalformedBody, int16(binary.BigEndian.Uint16(body)))
 		}
 		return nil
 	}
-	if !req.IsFlexible() {
-		enc := req.AppendTo(make([]byte, 0, len(body)))
-		if len(enc) != len(body) {
-			return fmt.Errorf("%w: %d bytes, %d used", ErrMalformedBody, len(body), len(enc))
+	enc := req.AppendTo(make([]byte, 0, len(body)))
+	if len(enc) > len(body) {
+		return fmt.Errorf("%w: %d bytes, %d needed", ErrMalformedBody, len(body), len(enc))
+	}
+	for i := range enc {
+		if enc[i] != body[i] {
+			return fmt.Errorf("%w: invalid length or null at byte %d", ErrMalformedBody, i)
 		}
-		for i := range enc {
-			if enc[i] != body[i] {
-				return fmt.Errorf("%w: invalid length or null at byte %d", ErrMalformedBody, i)
-			}
-		}
-		return nil
-	}
-	if len(body) == 0 {
-		return nil
-	}
-	// Decoding reads the body front to back and fails as soon as a read
-	// needs a byte that is not there, so a body that decodes without its
-	// last byte did not need that byte.
-	probe := kmsg.RequestForKey(req.Key())
-	if probe == nil {
-		return nil
-	}
-	probe.SetVersion(req.GetVersion())
-	trimmed := body[:len(body)-1]
-	var err error
-	if u, ok := probe.(interface{ UnsafeReadFrom([]byte) error }); ok {
-		err = u.UnsafeReadFrom(trimmed)
-	} else {
-		err = probe.ReadFrom(trimmed)
-	}
-	if err == nil {
-		return fmt.Errorf("%w: bytes left after the last field", ErrMalformedBody)
 	}
 	return nil
 }

@@ -78,18 +78,52 @@ func TestParseRequestAcceptsWellFormedBodies(t *testing.T) {
 	}
 }
 
-func TestParseRequestRefusesTrailingBytes(t *testing.T) {
+// Bytes after a request's last field are ignored, as Kafka's generated
+// readers ignore them: the request decodes as it would without them.
+func TestParseRequestIgnoresTrailingBytes(t *testing.T) {
 	for _, req := range sampleRequests() {
 		for v := int16(0); v <= req.MaxVersion(); v++ {
 			req.SetVersion(v)
-			if req.Key() == kmsg.Produce.Int16() && !req.IsFlexible() {
-				continue // not checked: see checkConsumed
+			frame := append(frameOf(req), 0, 1, 2)
+			got := kmsg.RequestForKey(req.Key())
+			if _, err := ParseRequest(frame, got); err != nil {
+				t.Errorf("%s v%d with trailing bytes: %v", kmsg.NameForKey(req.Key()), v, err)
+				continue
 			}
-			frame := append(frameOf(req), 0)
-			_, err := ParseRequest(frame, kmsg.RequestForKey(req.Key()))
-			if !errors.Is(err, ErrMalformedBody) {
-				t.Errorf("%s v%d with a trailing byte: err %v, want ErrMalformedBody", kmsg.NameForKey(req.Key()), v, err)
+			if !bytes.Equal(got.AppendTo(nil), req.AppendTo(nil)) {
+				t.Errorf("%s v%d with trailing bytes decoded differently", kmsg.NameForKey(req.Key()), v)
 			}
+		}
+	}
+}
+
+// librdkafka (2.1 and later) asks for the metadata of all topics at v9+
+// with a four-byte placeholder where the topic array's one-byte compact
+// count belongs. Kafka reads it as no topic array (all topics), false,
+// false and no tags, and ignores the three bytes left; so does Silkworm.
+func TestParseRequestLibrdkafkaAllTopicsMetadata(t *testing.T) {
+	for _, v := range []int16{9, 12, 13} {
+		hdr := binary.BigEndian.AppendUint16(nil, uint16(kmsg.Metadata.Int16()))
+		hdr = binary.BigEndian.AppendUint16(hdr, uint16(v))
+		hdr = binary.BigEndian.AppendUint32(hdr, 7)
+		hdr = binary.BigEndian.AppendUint16(hdr, 7)
+		hdr = append(hdr, "rdkafka"...)
+		hdr = append(hdr, 0)       // header tags
+		body := []byte{0, 0, 0, 0} // the placeholder of the topic count
+		if v <= 10 {
+			body = append(body, 1, 0, 0) // allow auto-creation, cluster and topic authorized operations
+		} else {
+			body = append(body, 1, 0) // allow auto-creation, topic authorized operations
+		}
+		body = append(body, 0) // tags
+		req := kmsg.NewPtrMetadataRequest()
+		h, err := ParseRequest(append(hdr, body...), req)
+		if err != nil {
+			t.Fatalf("v%d: %v", v, err)
+		}
+		if h.ClientID != "rdkafka" || req.Topics != nil || req.AllowAutoTopicCreation || req.IncludeTopicAuthorizedOperations {
+			t.Fatalf("v%d: client %q, topics %v, auto-create %v, authorized operations %v; want all topics, false, false",
+				v, h.ClientID, req.Topics, req.AllowAutoTopicCreation, req.IncludeTopicAuthorizedOperations)
 		}
 	}
 }
