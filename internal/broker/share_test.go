@@ -178,6 +178,10 @@ func (s *rawShare) fetch(ctx context.Context, node int32, parts []int32, acks ma
 	out := map[int32][]kmsg.ShareFetchResponseTopicPartitionAcquiredRecord{}
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
+			if p.Records == nil {
+				// librdkafka's share consumer drops a response with one.
+				s.t.Fatalf("ShareFetch entry of partition %d has a null record set", p.Partition)
+			}
 			if p.AcknowledgeErrorCode != 0 {
 				s.t.Fatalf("ShareFetch ack on %d: %v", p.Partition, kerr.ErrorForCode(p.AcknowledgeErrorCode))
 			}
@@ -850,4 +854,33 @@ func TestAlterShareGroupOffsetsCreatesTheGroup(t *testing.T) {
 	if err != nil {
 		t.Fatalf("delete the share group: %v", err)
 	}
+}
+
+// A ShareFetch entry that carries only an acknowledgement's result, with no
+// records left to acquire, has an empty record set, not a null one:
+// librdkafka's share consumer drops a whole response with a null one
+// (found by librdkafka's 0170 share consumer tests).
+func TestShareFetchAckOnlyEntryHasEmptyRecords(t *testing.T) {
+	tb := newTestBroker(t, "offsets.topic.num.partitions=1", "share.coordinator.state.topic.num.partitions=1")
+	ctx := testCtx(t)
+	tb.createTopic(ctx, "q", 1, nil)
+	tb.produce(ctx, "q", 0, 3)
+	setGroupConfig(t, ctx, tb.cl, "g", "share.auto.offset.reset", "earliest")
+	const member = "member-ack-only-xxxxxxxxxx"
+	shareHeartbeat(t, ctx, tb.cl, "g", member, 0, "q")
+	s := &rawShare{t: t, cl: tb.cl, group: "g", member: member, topic: topicID(t, tb.b, "q")}
+	if _, got := s.fetch(ctx, tb.b.nodeID, []int32{0}, nil); len(got[0]) == 0 {
+		t.Fatalf("nothing acquired")
+	}
+	ab := kmsg.NewShareFetchRequestTopicPartitionAcknowledgementBatch()
+	ab.FirstOffset, ab.LastOffset, ab.AcknowledgeTypes = 0, 2, []int8{1}
+	resp, got := s.fetch(ctx, tb.b.nodeID, []int32{0}, map[int32][]kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch{0: {ab}})
+	if len(got[0]) != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("acknowledging everything: %+v", resp.Topics)
+	}
+	if p := resp.Topics[0].Partitions[0]; p.Records == nil || len(p.Records) != 0 {
+		t.Fatalf("the acknowledgement's entry has records %v (nil %v), want an empty set", p.Records, p.Records == nil)
+	}
+	s.epoch = -1
+	s.fetch(ctx, tb.b.nodeID, nil, nil)
 }

@@ -268,6 +268,10 @@ func (a *shareFetchAnswer) part(tp shareTP) *kmsg.ShareFetchResponseTopicPartiti
 	p := kmsg.NewShareFetchResponseTopicPartition()
 	p.Partition = tp.p
 	p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = -1, -1
+	// Empty, not null, records for an entry that only answers an
+	// acknowledgement or an error: librdkafka's share consumer drops the
+	// whole response on a null record set, Java's takes either.
+	p.Records = []byte{}
 	a.index[tp] = &p
 	a.order = append(a.order, tp)
 	return &p
