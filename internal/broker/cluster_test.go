@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"sync"
@@ -16,10 +15,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 // testCluster is an in-process cluster of brokers that are also the Raft
-// controllers, on 127.0.0.1 with kernel-chosen ports and temp dirs.
+// controllers, on 127.0.0.1 with free ports and temp dirs.
 type testCluster struct {
 	t       *testing.T
 	dirs    []string
@@ -30,22 +30,15 @@ type testCluster struct {
 	clientOpts []kgo.Opt
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 func newTestCluster(t *testing.T, n int, overrides ...string) *testCluster {
 	t.Helper()
 	tc := &testCluster{t: t, extra: overrides, brokers: make([]*Broker, n)}
+	// Distinct ports below the ephemeral range: two ports the kernel picks
+	// for :0 may be the same one, and such a port may be taken by an
+	// outgoing connection before the node listens on it.
+	tc.cports = testcluster.Ports(t, n)
 	for i := 0; i < n; i++ {
 		tc.dirs = append(tc.dirs, t.TempDir())
-		tc.cports = append(tc.cports, freePort(t))
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, n)
