@@ -147,6 +147,9 @@ type rawShare struct {
 	member string
 	epoch  int32
 	topic  [16]byte
+	// maxBytes is the fetches' MaxBytes; 0 means 1 MiB, a negative
+	// value asks for 0.
+	maxBytes int32
 }
 
 // fetch sends a ShareFetch for the partitions (epoch 0 opens the
@@ -158,6 +161,11 @@ func (s *rawShare) fetch(ctx context.Context, node int32, parts []int32, acks ma
 	req.GroupID, req.MemberID = &s.group, &s.member
 	req.ShareSessionEpoch = s.epoch
 	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 200, 1, 1<<20, 500, 500
+	if s.maxBytes < 0 {
+		req.MaxBytes = 0
+	} else if s.maxBytes > 0 {
+		req.MaxBytes = s.maxBytes
+	}
 	rt := kmsg.NewShareFetchRequestTopic()
 	rt.TopicID = s.topic
 	for _, p := range parts {
@@ -880,6 +888,28 @@ func TestShareFetchAckOnlyEntryHasEmptyRecords(t *testing.T) {
 	}
 	if p := resp.Topics[0].Partitions[0]; p.Records == nil || len(p.Records) != 0 {
 		t.Fatalf("the acknowledgement's entry has records %v (nil %v), want an empty set", p.Records, p.Records == nil)
+	}
+	s.epoch = -1
+	s.fetch(ctx, tb.b.nodeID, nil, nil)
+}
+
+// A ShareFetch with MaxBytes 0 acquires nothing, as Kafka answers
+// fetch.max.bytes=0 (librdkafka's 0180); the records stay available.
+func TestShareFetchMaxBytesZeroAcquiresNothing(t *testing.T) {
+	tb := newTestBroker(t, "offsets.topic.num.partitions=1", "share.coordinator.state.topic.num.partitions=1")
+	ctx := testCtx(t)
+	tb.createTopic(ctx, "q", 1, nil)
+	tb.produce(ctx, "q", 0, 10)
+	setGroupConfig(t, ctx, tb.cl, "g", "share.auto.offset.reset", "earliest")
+	const member = "member-max-bytes-zero-xxxx"
+	shareHeartbeat(t, ctx, tb.cl, "g", member, 0, "q")
+	s := &rawShare{t: t, cl: tb.cl, group: "g", member: member, topic: topicID(t, tb.b, "q"), maxBytes: -1}
+	if _, got := s.fetch(ctx, tb.b.nodeID, []int32{0}, nil); len(got[0]) != 0 {
+		t.Fatalf("MaxBytes 0 acquired %v, want nothing", got[0])
+	}
+	s.maxBytes = 0
+	if _, got := s.fetch(ctx, tb.b.nodeID, []int32{0}, nil); len(got[0]) == 0 {
+		t.Fatalf("MaxBytes 1 MiB afterwards acquired nothing")
 	}
 	s.epoch = -1
 	s.fetch(ctx, tb.b.nodeID, nil, nil)

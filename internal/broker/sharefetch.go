@@ -518,9 +518,11 @@ func (b *Broker) acquireShare(member string, targets []shareTarget, maxRecords i
 	lim share.Limits, ans *shareFetchAnswer) int {
 	got := 0
 	bytes := int64(0)
-	if maxBytes <= 0 {
+	if maxBytes < 0 {
 		maxBytes = 50 << 20
 	}
+	// MaxBytes 0 acquires nothing, as Kafka answers fetch.max.bytes=0
+	// (librdkafka's 0180 test): the loop below stops at once.
 	now := time.Now()
 	for _, t := range targets {
 		if got >= maxRecords || bytes >= int64(maxBytes) {
