@@ -869,14 +869,7 @@ func TestAlterShareGroupOffsetsCreatesTheGroup(t *testing.T) {
 // librdkafka's share consumer drops a whole response with a null one
 // (found by librdkafka's 0170 share consumer tests).
 func TestShareFetchAckOnlyEntryHasEmptyRecords(t *testing.T) {
-	tb := newTestBroker(t, "offsets.topic.num.partitions=1", "share.coordinator.state.topic.num.partitions=1")
-	ctx := testCtx(t)
-	tb.createTopic(ctx, "q", 1, nil)
-	tb.produce(ctx, "q", 0, 3)
-	setGroupConfig(t, ctx, tb.cl, "g", "share.auto.offset.reset", "earliest")
-	const member = "member-ack-only-xxxxxxxxxx"
-	shareHeartbeat(t, ctx, tb.cl, "g", member, 0, "q")
-	s := &rawShare{t: t, cl: tb.cl, group: "g", member: member, topic: topicID(t, tb.b, "q")}
+	tb, ctx, s := newRawShareMember(t, 3)
 	if _, got := s.fetch(ctx, tb.b.nodeID, []int32{0}, nil); len(got[0]) == 0 {
 		t.Fatalf("nothing acquired")
 	}
@@ -896,14 +889,8 @@ func TestShareFetchAckOnlyEntryHasEmptyRecords(t *testing.T) {
 // A ShareFetch with MaxBytes 0 acquires nothing, as Kafka answers
 // fetch.max.bytes=0 (librdkafka's 0180); the records stay available.
 func TestShareFetchMaxBytesZeroAcquiresNothing(t *testing.T) {
-	tb := newTestBroker(t, "offsets.topic.num.partitions=1", "share.coordinator.state.topic.num.partitions=1")
-	ctx := testCtx(t)
-	tb.createTopic(ctx, "q", 1, nil)
-	tb.produce(ctx, "q", 0, 10)
-	setGroupConfig(t, ctx, tb.cl, "g", "share.auto.offset.reset", "earliest")
-	const member = "member-max-bytes-zero-xxxx"
-	shareHeartbeat(t, ctx, tb.cl, "g", member, 0, "q")
-	s := &rawShare{t: t, cl: tb.cl, group: "g", member: member, topic: topicID(t, tb.b, "q"), maxBytes: -1}
+	tb, ctx, s := newRawShareMember(t, 10)
+	s.maxBytes = -1
 	if _, got := s.fetch(ctx, tb.b.nodeID, []int32{0}, nil); len(got[0]) != 0 {
 		t.Fatalf("MaxBytes 0 acquired %v, want nothing", got[0])
 	}
@@ -913,4 +900,19 @@ func TestShareFetchMaxBytesZeroAcquiresNothing(t *testing.T) {
 	}
 	s.epoch = -1
 	s.fetch(ctx, tb.b.nodeID, nil, nil)
+}
+
+// newRawShareMember starts a broker with a one-partition topic q holding
+// records records and share group g (reading from the earliest), and joins
+// one raw member to it.
+func newRawShareMember(t *testing.T, records int) (*testBroker, context.Context, *rawShare) {
+	t.Helper()
+	tb := newTestBroker(t, "offsets.topic.num.partitions=1", "share.coordinator.state.topic.num.partitions=1")
+	ctx := testCtx(t)
+	tb.createTopic(ctx, "q", 1, nil)
+	tb.produce(ctx, "q", 0, records)
+	setGroupConfig(t, ctx, tb.cl, "g", "share.auto.offset.reset", "earliest")
+	const member = "member-raw-xxxxxxxxxxxxxxx"
+	shareHeartbeat(t, ctx, tb.cl, "g", member, 0, "q")
+	return tb, ctx, &rawShare{t: t, cl: tb.cl, group: "g", member: member, topic: topicID(t, tb.b, "q")}
 }

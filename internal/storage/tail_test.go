@@ -31,13 +31,10 @@ func (f *preadFile) ReadAt(p []byte, off int64) (int, error) {
 	return f.File.ReadAt(p, off)
 }
 
-// A follower or a consumer that keeps up reads each new batch right after
-// its append: those Reads take the batches' bounds from the tail ring and
-// read nothing from the segment file, and they return what the index
-// lookup and header scan return, also when the read stops at a high
-// watermark below the log end or at a byte limit, and when it starts
-// before the batches the ring remembers.
-func TestTailReadsReadNoHeaders(t *testing.T) {
+// openPreadCountedLog opens a log of one large segment, indexed every
+// 512 bytes, whose segment reads fs counts.
+func openPreadCountedLog(t *testing.T) (*Manager, *Log, *preadFS) {
+	t.Helper()
 	cfg := tinyConfig()
 	cfg.SegmentBytes = 1 << 20
 	cfg.IndexIntervalBytes = 512
@@ -46,6 +43,17 @@ func TestTailReadsReadNoHeaders(t *testing.T) {
 	fs := &preadFS{FS: OSFS}
 	e.fs = fs
 	m, l := e.openLog()
+	return m, l, fs
+}
+
+// A follower or a consumer that keeps up reads each new batch right after
+// its append: those Reads take the batches' bounds from the tail ring and
+// read nothing from the segment file, and they return what the index
+// lookup and header scan return, also when the read stops at a high
+// watermark below the log end or at a byte limit, and when it starts
+// before the batches the ring remembers.
+func TestTailReadsReadNoHeaders(t *testing.T) {
+	m, l, fs := openPreadCountedLog(t)
 	defer m.Close()
 	defer func() {
 		if l.NumSegments() != 1 {
@@ -125,14 +133,7 @@ func TestTailRingVoidedByTruncationAndRoll(t *testing.T) {
 // batch's place from the tail ring, reading no header, and agrees with
 // where the batch was appended; an older offset is looked up in the file.
 func TestTailPositionOfReadsNoHeaders(t *testing.T) {
-	cfg := tinyConfig()
-	cfg.SegmentBytes = 1 << 20
-	cfg.IndexIntervalBytes = 512
-	cfg.MaxIndexSize = 1 << 20 // one segment
-	e := newEnv(t, cfg)
-	fs := &preadFS{FS: OSFS}
-	e.fs = fs
-	m, l := e.openLog()
+	m, l, fs := openPreadCountedLog(t)
 	defer m.Close()
 	var starts []Position // where each batch was appended
 	for i := range 2 * tailBatches {
