@@ -269,14 +269,18 @@ func (c *controller) handle(req *request) (any, error) {
 			c.waitPropagated(q.image.Load().Epoch)
 		}
 		return v, err
+	// Deletions and config changes are acknowledged once every live node
+	// has applied them, as creations are: a client that sets a group's
+	// share.auto.offset.reset, or deletes a topic, and then at once joins
+	// or recreates through another broker must find the change there.
 	case opDeleteTopic:
-		return q.applyRecord(&record{Type: recDeleteTopic, Name: req.Name})
+		return c.applyPropagated(&record{Type: recDeleteTopic, Name: req.Name})
 	case opSetGroupConfigs:
-		return q.applyRecord(&record{Type: recSetGroupConfigs, Name: req.Name, Configs: req.Configs})
+		return c.applyPropagated(&record{Type: recSetGroupConfigs, Name: req.Name, Configs: req.Configs})
 	case opSetTopicConfigs:
-		return q.applyRecord(&record{Type: recSetTopicConfigs, Name: req.Name, Configs: req.Configs})
+		return c.applyPropagated(&record{Type: recSetTopicConfigs, Name: req.Name, Configs: req.Configs})
 	case opSetBrokerConfigs:
-		return q.applyRecord(&record{Type: recSetBrokerConfigs, Configs: req.Configs})
+		return c.applyPropagated(&record{Type: recSetBrokerConfigs, Configs: req.Configs})
 	case opAllocateProducers:
 		if req.Count <= 0 {
 			return nil, fmt.Errorf("%w: producer id block of %d", ErrInvalidRequest, req.Count)
@@ -313,9 +317,10 @@ func (c *controller) handle(req *request) (any, error) {
 }
 
 // applyPropagated appends r and, once it is applied, waits until every
-// reachable node has applied it too (waitPropagated). The security changes
-// use it: a client that created a SCRAM user or an ACL expects any broker
-// to enforce it once the change is acknowledged.
+// reachable node has applied it too (waitPropagated). The security and
+// config changes use it: a client that created a SCRAM user or an ACL, or
+// set a config, expects any broker to apply it once the change is
+// acknowledged.
 func (c *controller) applyPropagated(r *record) (any, error) {
 	v, err := c.q.applyRecord(r)
 	if err == nil {

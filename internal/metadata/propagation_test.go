@@ -39,3 +39,55 @@ func TestCreateTopicKnownToEveryNodeWhenAcknowledged(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigChangesKnownToEveryNodeWhenAcknowledged: a group, topic or
+// broker config change and a topic deletion, made through a node that is
+// not the controller, are in every running node's image when the call
+// returns. A librdkafka share consumer sets share.auto.offset.reset and
+// subscribes at once; the share-partition's leader, another broker, reads
+// the setting at the first ShareFetch and must not see the old value.
+func TestConfigChangesKnownToEveryNodeWhenAcknowledged(t *testing.T) {
+	c := newTestCluster(t, 3, 1, nil)
+	for id := int32(1); id <= 4; id++ {
+		if err := c.node(id).SetSelf(Broker{NodeID: id, Host: "127.0.0.1", Port: 9000 + id}); err != nil {
+			t.Fatalf("register %d: %v", id, err)
+		}
+	}
+	via := c.follower()
+	for i := range 10 {
+		name := fmt.Sprintf("t%d", i)
+		if _, err := via.CreateTopic(name, 1, 3, nil); err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		value := fmt.Sprint(i)
+		if err := via.SetGroupConfigs("g", map[string]string{"share.auto.offset.reset": value}); err != nil {
+			t.Fatalf("set group configs: %v", err)
+		}
+		if err := via.SetTopicConfigs(name, map[string]string{"retention.ms": value}); err != nil {
+			t.Fatalf("set topic configs: %v", err)
+		}
+		if err := via.SetBrokerConfigs(map[string]string{"log.retention.ms": value}); err != nil {
+			t.Fatalf("set broker configs: %v", err)
+		}
+		for _, q := range c.running() {
+			im := q.Image()
+			if got := im.GroupConfigs["g"]["share.auto.offset.reset"]; got != value {
+				t.Fatalf("group config %s acknowledged, node %d has %q", value, q.NodeID(), got)
+			}
+			if got := im.Topics[name].Configs["retention.ms"]; got != value {
+				t.Fatalf("topic config %s acknowledged, node %d has %q", value, q.NodeID(), got)
+			}
+			if got := im.BrokerConfigs["log.retention.ms"]; got != value {
+				t.Fatalf("broker config %s acknowledged, node %d has %q", value, q.NodeID(), got)
+			}
+		}
+		if err := via.DeleteTopic(name); err != nil {
+			t.Fatalf("delete %s: %v", name, err)
+		}
+		for _, q := range c.running() {
+			if q.Image().Topics[name] != nil {
+				t.Fatalf("delete %s acknowledged, node %d still has it", name, q.NodeID())
+			}
+		}
+	}
+}
