@@ -189,11 +189,17 @@ func errUnsupportedVersion(h wire.RequestHeader) error {
 }
 
 // handle runs the handler of a request on an io goroutine, or hands it to
-// a goroutine of its own when it may wait (waitingAPIs).
+// a goroutine of its own when it may wait (waitingAPIs). Close waits for
+// those goroutines as for the io goroutines, so none of them still writes
+// to a log being closed; their waits end on stopWatch.
 func (b *Broker) handle(r *request) {
 	b.metrics.dequeued(r)
 	if apis[r.hdr.APIKey].waits {
-		go b.run(r)
+		if b.srv != nil {
+			b.srv.goTracked(func() { b.run(r) })
+		} else {
+			go b.run(r)
+		}
 		return
 	}
 	b.run(r)
