@@ -460,6 +460,7 @@ func (b *Broker) applyImage(im *metadata.Image) error {
 	b.brokerDyn = im.BrokerConfigs
 	dyn := b.dynamicConfig(im.BrokerConfigs) // topic defaults follow dynamic broker configs
 	var errs []error
+	var deleted []string // topics gone, or recreated under a new id
 	for name, t := range im.Topics {
 		tc, err := config.ResolveTopic(dyn, t.Configs)
 		if err != nil {
@@ -472,6 +473,7 @@ func (b *Broker) applyImage(im *metadata.Image) error {
 		ts := &topicState{name: name, id: t.ID, cfg: tc}
 		if old != nil && old.id != t.ID {
 			b.deleteTopicLocked(old) // recreated under the same name
+			deleted = append(deleted, name)
 		} else if old != nil {
 			ts.partitions = slices.Clone(old.partitions)
 		}
@@ -526,7 +528,11 @@ func (b *Broker) applyImage(im *metadata.Image) error {
 	for name, ts := range b.topics {
 		if _, ok := im.Topics[name]; !ok {
 			b.deleteTopicLocked(ts)
+			deleted = append(deleted, name)
 		}
+	}
+	if b.groups != nil {
+		b.groups.OnTopicsDeleted(deleted) // their committed offsets go too
 	}
 	// Logs on disk that no topic owns belong to topics deleted while the
 	// broker was down.

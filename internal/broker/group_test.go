@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -668,4 +669,71 @@ func TestGroupParkedJoinDoesNotBlockHandlers(t *testing.T) {
 	if r.ErrorCode != 0 || p == nil || p.ErrorCode != 0 || p.Generation != r.Generation || len(r.Members) != 2 {
 		t.Fatalf("rejoin: leader %+v, parked member %+v", r, p)
 	}
+}
+
+// TestDeletedTopicLosesCommittedOffsets: deleting a topic removes every
+// group's committed offsets for it, as Kafka's coordinator tombstones them
+// when the topic leaves the metadata image. A topic recreated under the
+// same name then starts with no committed offset, not one that may lie
+// past its new end (sarama's TestFuncTxnProduceAndCommitOffset, which
+// recreates its topic each run). Other topics' offsets stay, and the
+// removal survives a restart (tombstones in __consumer_offsets).
+func TestDeletedTopicLosesCommittedOffsets(t *testing.T) {
+	tb := newTestBroker(t, groupOverrides...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, topic := range []string{"gone", "kept"} {
+		if _, err := tb.adm.CreateTopic(ctx, 2, 1, nil, topic); err != nil {
+			t.Fatalf("create %s: %v", topic, err)
+		}
+	}
+	offs := kadm.Offsets{}
+	for _, topic := range []string{"gone", "kept"} {
+		for p := int32(0); p < 2; p++ {
+			offs.Add(kadm.Offset{Topic: topic, Partition: p, At: 42, LeaderEpoch: -1})
+		}
+	}
+	if err := tb.adm.CommitAllOffsets(ctx, "g", offs); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if _, err := tb.adm.DeleteTopics(ctx, "gone"); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	committed := func() kadm.OffsetResponses {
+		t.Helper()
+		got, err := tb.adm.FetchOffsets(ctx, "g")
+		if err != nil {
+			t.Fatalf("fetch offsets: %v", err)
+		}
+		return got
+	}
+	for {
+		if _, ok := committed()["gone"]; !ok {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("offsets of the deleted topic still committed: %v", committed())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if _, err := tb.adm.CreateTopic(ctx, 2, 1, nil, "gone"); err != nil {
+		t.Fatalf("recreate: %v", err)
+	}
+	check := func(when string) {
+		t.Helper()
+		got := committed()
+		if o, ok := got.Lookup("gone", 0); ok {
+			t.Fatalf("%s: recreated topic has committed offset %d", when, o.At)
+		}
+		for p := int32(0); p < 2; p++ {
+			if o, ok := got.Lookup("kept", p); !ok || o.At != 42 {
+				t.Fatalf("%s: kept-%d committed %+v (present %v), want 42", when, p, o, ok)
+			}
+		}
+	}
+	check("after recreate")
+	tb.stop()
+	tb.start()
+	check("after restart")
 }

@@ -552,6 +552,48 @@ func (g *group) expireLocked(now time.Time) bool {
 	return dead
 }
 
+// OnTopicsDeleted removes every loaded group's committed offsets of the
+// deleted topics, writing their tombstones, as Kafka's coordinator does
+// when the metadata image drops a topic (OffsetMetadataManager's
+// onPartitionsDeleted): a topic recreated under the same name starts
+// without the old offsets, which could lie past its new end. Pending
+// transactional offsets of those topics are dropped too. It runs in the
+// background, in order with partition loads and unloads; the broker's
+// metadata goroutine calls it.
+func (c *Coordinator) OnTopicsDeleted(topics []string) {
+	if len(topics) == 0 {
+		return
+	}
+	deleted := make(map[string]bool, len(topics))
+	for _, t := range topics {
+		deleted[t] = true
+	}
+	c.enqueue(func() {
+		for _, g := range c.snapshot() {
+			g.mu.Lock()
+			var keys []offsetKey
+			for k := range g.offsets {
+				if deleted[k.topic] {
+					keys = append(keys, k)
+				}
+			}
+			for _, pending := range g.txnOffsets {
+				for k := range pending {
+					if deleted[k.topic] {
+						delete(pending, k)
+					}
+				}
+			}
+			if len(keys) > 0 && g.state != Dead {
+				if err := g.tombstoneLocked(keys, false); err != nil {
+					c.logger.Error("remove offsets of deleted topics", "group", g.id, "err", err)
+				}
+			}
+			g.unlock()
+		}
+	})
+}
+
 // tombstoneLocked deletes offsets (and with group, the group metadata) in
 // one batch, then forgets them.
 func (g *group) tombstoneLocked(keys []offsetKey, group bool) error {
