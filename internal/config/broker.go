@@ -249,8 +249,20 @@ var supportedBrokerKeys = func() map[string]bool {
 	for _, k := range []string{"log.cleaner.enable", "log.cleaner.threads", "log.cleaner.backoff.ms",
 		"log.cleaner.dedupe.buffer.size", "replica.socket.receive.buffer.bytes", "metadata.log.dir",
 		"leader.imbalance.check.interval.seconds", "leader.imbalance.per.broker.percentage",
-		"controller.quorum.election.timeout.ms"} {
+		"controller.quorum.election.timeout.ms", "offsets.commit.timeout.ms",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms", "transaction.partition.verification.enable",
+		"share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
+		"share.coordinator.state.topic.num.partitions", "share.coordinator.state.topic.segment.bytes",
+		"group.share.max.share.sessions", "group.share.max.size"} {
 		m[k] = true
+	}
+	// The share-group settings that give a GROUP config its default and
+	// bounds (broker/shares.go, groupConfigKeys).
+	for _, k := range []string{"session.timeout.ms", "heartbeat.interval.ms", "record.lock.duration.ms",
+		"delivery.count.limit", "partition.max.record.locks"} {
+		m["group.share."+k] = true
+		m["group.share.min."+k] = true
+		m["group.share.max."+k] = true
 	}
 	for _, k := range securityKeys {
 		m[k] = true

@@ -257,6 +257,12 @@ func TestIgnoredKnownKeys(t *testing.T) {
 		"num.io.threads":                                  "4",
 		"log.retention.hours":                             "1",
 		"log.cleaner.delete.retention.ms":                 "1000", // supplies delete.retention.ms: supported
+		// Read by name where used (share-group defaults and bounds, as
+		// librdkafka's test setup sets them): supported.
+		"group.share.min.record.lock.duration.ms":          "1000",
+		"group.share.record.lock.duration.ms":              "5000",
+		"share.coordinator.state.topic.replication.factor": "1",
+		"offsets.commit.timeout.ms":                        "5000",
 	})
 	// ssl.* keys Silkworm implements are not ignored, per listener either.
 	want := []string{"background.threads", "listener.name.internal.ssl.engine.factory.class", "zookeeper.connect"}
