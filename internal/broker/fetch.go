@@ -86,6 +86,7 @@ type fetchPart struct {
 	aborted          []storage.AbortedTxn // read_committed only
 	currentLeader    int32
 	currentLeaderEpo int32
+	preferredReplica int32 // v11+: where the consumer should fetch instead (replicaselector.go), -1 none
 }
 
 // fetchTopic is the answer for a run of partitions of one topic; a topic
@@ -388,7 +389,7 @@ func (b *Broker) readFetchParts(r *request, req *kmsg.FetchRequest, parts []fetc
 		}
 		ft := &topics[len(topics)-1]
 		fp := fetchPart{partition: rp.partition, highWatermark: -1, lastStable: -1, logStart: -1,
-			currentLeader: -1, currentLeaderEpo: -1}
+			currentLeader: -1, currentLeaderEpo: -1, preferredReplica: -1}
 		switch {
 		case ts == nil && r.hdr.APIVersion >= 13:
 			fp.errorCode = kerr.UnknownTopicID.Code
@@ -399,7 +400,10 @@ func (b *Broker) readFetchParts(r *request, req *kmsg.FetchRequest, parts []fetc
 		case ts.partitions[rp.partition] == nil:
 			fp.errorCode = kerr.NotLeaderForPartition.Code
 		default:
-			total += b.readFetchPartition(req, &rp, ts, &fp, replicaID, maxBytes, total)
+			total += b.readFetchPartition(r, req, &rp, ts, &fp, replicaID, maxBytes, total)
+			// A preferred read replica is answered at once, as Kafka's
+			// fetchMessages does.
+			anyErr = anyErr || fp.preferredReplica >= 0
 		}
 		if fp.errorCode != 0 {
 			anyErr = true
@@ -414,7 +418,7 @@ func (b *Broker) readFetchParts(r *request, req *kmsg.FetchRequest, parts []fetc
 // readFetchPartition reads one local partition for a fetch into fp and
 // returns the number of record bytes found; total is what the fetch has
 // found so far.
-func (b *Broker) readFetchPartition(req *kmsg.FetchRequest, rp *fetchPartReq, ts *topicState, fp *fetchPart,
+func (b *Broker) readFetchPartition(r *request, req *kmsg.FetchRequest, rp *fetchPartReq, ts *topicState, fp *fetchPart,
 	replicaID int32, maxBytes, total int64) int64 {
 	p := ts.partitions[rp.partition]
 	epoch := p.LeaderEpoch()
@@ -458,6 +462,9 @@ func (b *Broker) readFetchPartition(req *kmsg.FetchRequest, rp *fetchPartReq, ts
 		fp.errorCode = kerr.OffsetOutOfRange.Code
 	case req.Version < 4:
 		return b.readFetchLegacy(req, rp, ts, p, fp, maxBytes, total) // fetchlegacy.go
+	case req.Version >= 11 && replicaID == -1 && req.Rack != "" && p.IsLeader() &&
+		b.setPreferredReadReplica(r, req.Rack, p, rp.fetchOffset, fp):
+		// read from the replica named instead
 	case rp.fetchOffset >= upTo.Offset:
 		// nothing to read yet
 	default:
@@ -609,7 +616,7 @@ func encodeFetchSession(r *request, errorCode int16, sessionID int32, topics []f
 				}
 			}
 			if v >= 11 {
-				buf = kbin.AppendInt32(buf, -1) // preferred read replica
+				buf = kbin.AppendInt32(buf, p.preferredReplica)
 			}
 			size := p.read.Size
 			if p.legacy != nil {

@@ -2,6 +2,8 @@ package broker
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,5 +69,103 @@ func TestFetchFromFollower(t *testing.T) {
 	}
 	if p := fetch(10, -1); p.ErrorCode != kerr.NotLeaderForPartition.Code {
 		t.Errorf("v10 consumer fetch on a follower: code %v, want NOT_LEADER_OR_FOLLOWER", kerr.ErrorForCode(p.ErrorCode))
+	}
+}
+
+// fetchWriteHook counts the Fetch requests a client sends to each node.
+type fetchWriteHook struct {
+	mu    sync.Mutex
+	nodes map[int32]int
+}
+
+func (h *fetchWriteHook) OnBrokerWrite(meta kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key != kmsg.Fetch.Int16() || err != nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.nodes[meta.NodeID]++
+}
+
+func (h *fetchWriteHook) count(node int32) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.nodes[node]
+}
+
+// TestRackAwareReplicaSelector: with Kafka's RackAwareReplicaSelector, a
+// leader answers a consumer's fetch naming the rack of an in-sync
+// follower with that follower as preferred read replica and no records,
+// and a franz-go consumer with that rack then reads the partition from the
+// follower (KIP-392, as sarama's TestConsumerFetchFollowerFailover and
+// librdkafka's 0101 set it up). A fetch from the leader's own rack or an
+// unknown one is served by the leader.
+func TestRackAwareReplicaSelector(t *testing.T) {
+	tc := newTestCluster(t, 3, "broker.rack=r{cport}",
+		"replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := tc.client(kgo.DefaultProduceTopic("rack"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	createClusterTopic(ctx, t, tc, kadm.NewClient(cl), "rack", 1, 3)
+	for i := range 10 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader := tc.leaderOf("rack", 0)
+	follower := int32(1)
+	if follower == leader {
+		follower = 2
+	}
+	rackOf := func(node int32) string { return fmt.Sprintf("r%d", tc.cports[node-1]) }
+	lb := tc.brokers[leader-1]
+	waitFor(t, "the follower caught up and in sync", func() bool {
+		p := lb.topic("rack").partitions[0]
+		return len(p.InSyncFollowersHolding(10, time.Now())) == 2
+	})
+	id := lb.topic("rack").id
+	fetch := func(rack string) kmsg.FetchResponseTopicPartition {
+		t.Helper()
+		req := kmsg.NewPtrFetchRequest()
+		req.SetVersion(12)
+		req.ReplicaID, req.MaxBytes, req.SessionEpoch, req.Rack = -1, 1<<20, -1, rack
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = "rack", id
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset = 0, 0, 1<<20, -1, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := dialRaw(t, lb.Addr()).roundTrip(req).(*kmsg.FetchResponse)
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("fetch from the leader with rack %q: answer %+v", rack, resp)
+		}
+		return resp.Topics[0].Partitions[0]
+	}
+	p := fetch(rackOf(follower))
+	if p.ErrorCode != 0 || p.PreferredReadReplica != follower || len(p.RecordBatches) != 0 || p.HighWatermark != 10 {
+		t.Errorf("rack of follower %d: code %v, preferred replica %d, %d record bytes, high watermark %d; want the follower, no records, 10",
+			follower, kerr.ErrorForCode(p.ErrorCode), p.PreferredReadReplica, len(p.RecordBatches), p.HighWatermark)
+	}
+	for _, rack := range []string{rackOf(leader), "elsewhere", ""} {
+		if p := fetch(rack); p.ErrorCode != 0 || p.PreferredReadReplica != -1 || len(p.RecordBatches) == 0 {
+			t.Errorf("rack %q: code %v, preferred replica %d, %d record bytes; want the leader's records",
+				rack, kerr.ErrorForCode(p.ErrorCode), p.PreferredReadReplica, len(p.RecordBatches))
+		}
+	}
+
+	hook := &fetchWriteHook{nodes: map[int32]int{}}
+	consumer := tc.client(kgo.ConsumeTopics("rack"), kgo.Rack(rackOf(follower)), kgo.WithHooks(hook),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	got := 0
+	for got < 10 {
+		fs := consumer.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %d of 10 records: %v", got, err)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Logf("fetch error: %v", err) })
+		got += fs.NumRecords()
+	}
+	if hook.count(follower) == 0 {
+		t.Errorf("the consumer in follower %d's rack never fetched from it (fetches by node: %v)", follower, hook.nodes)
 	}
 }

@@ -470,6 +470,9 @@ func (cp *cachedPartition) mustRespond(fp *fetchPart, update bool) bool {
 		}
 		must = true
 	}
+	if fp.preferredReplica >= 0 {
+		must = true
+	}
 	return must
 }
 

@@ -27,6 +27,7 @@ type Broker struct {
 	MaxOpenSegmentFiles     int      // silkworm.log.max.open.segment.files
 	IndexCacheBytes         int64    // silkworm.log.index.cache.bytes
 	BrokerRack              string   // broker.rack
+	ReplicaSelectorClass    string   // replica.selector.class: "" (leader only) or RackAwareReplicaSelector
 	ProcessRoles            []string // process.roles
 	ControllerQuorumVoters  []Voter  // controller.quorum.voters
 	ControllerListenerNames []string // controller.listener.names
@@ -210,6 +211,7 @@ var brokerFields = []field{
 	{"fetch.max.bytes", func(b *Broker) any { return &b.FetchMaxBytes }},
 	{"max.incremental.fetch.session.cache.slots", func(b *Broker) any { return &b.MaxIncrementalFetchSessionCacheSlots }},
 	{"broker.rack", func(b *Broker) any { return &b.BrokerRack }},
+	{"replica.selector.class", func(b *Broker) any { return &b.ReplicaSelectorClass }},
 	{"silkworm.cluster.id", func(b *Broker) any { return &b.ClusterID }},
 	{"silkworm.metrics.listener", func(b *Broker) any { return &b.MetricsListener }},
 	{"silkworm.console.listener", func(b *Broker) any { return &b.ConsoleListener }},
@@ -688,6 +690,9 @@ func (b *Broker) validateCross() []error {
 		fail("group.min.session.timeout.ms (%d) must not exceed group.max.session.timeout.ms (%d)", b.GroupMinSessionTimeoutMs, b.GroupMaxSessionTimeoutMs)
 	}
 	errs = append(errs, b.validateGroupConsumer()...)
+	if err := b.validateReplicaSelector(); err != nil {
+		errs = append(errs, err)
+	}
 	for _, r := range b.ProcessRoles {
 		if r != "broker" && r != "controller" {
 			fail("unknown process role %q in process.roles: must be broker or controller", r)
@@ -783,6 +788,26 @@ func (b *Broker) BrokerAdvertisedListeners() []Listener {
 		}
 	}
 	return out
+}
+
+// RackAwareReplicaSelector is Kafka's replica selector that sends a
+// consumer to an in-sync replica in its own rack (KIP-392), the one value
+// of replica.selector.class Silkworm implements.
+const RackAwareReplicaSelector = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+
+// validateReplicaSelector checks replica.selector.class: Kafka loads the
+// class and fails to start when it is missing; Silkworm knows Kafka's two
+// selectors (LeaderSelector is the same as none).
+func (b *Broker) validateReplicaSelector() error {
+	switch b.ReplicaSelectorClass {
+	case "", RackAwareReplicaSelector:
+		return nil
+	case "org.apache.kafka.common.replica.LeaderSelector":
+		b.ReplicaSelectorClass = ""
+		return nil
+	}
+	return fmt.Errorf("invalid configuration: replica.selector.class: class %q is not available; Silkworm implements %s and org.apache.kafka.common.replica.LeaderSelector",
+		b.ReplicaSelectorClass, RackAwareReplicaSelector)
 }
 
 // validateGroupConsumer is Kafka's GroupCoordinatorConfig checks of the

@@ -216,6 +216,7 @@ func TestInvalidValueErrors(t *testing.T) {
 		{"listeners", "PLAINTEXT://:99999", `invalid port`},
 		{"controller.quorum.voters", "x@localhost:9093", `must look like id@host:port`},
 		{"listener.security.protocol.map", "A:TLS", `security protocol "TLS"`},
+		{"replica.selector.class", "com.example.Nearest", `replica.selector.class: class "com.example.Nearest" is not available`},
 	}
 	for _, tt := range tests {
 		_, err := NewBroker(map[string]string{tt.key: tt.value})

@@ -566,3 +566,32 @@ func (p *Partition) LowWatermark() int64 {
 	}
 	return low
 }
+
+// ReplicaView is an in-sync follower as its leader sees it, for choosing a
+// consumer's preferred read replica (Kafka's ReplicaView).
+type ReplicaView struct {
+	ID            int32
+	LogEnd        int64         // the log end offset of its last fetch
+	SinceCaughtUp time.Duration // since its fetch last reached the leader's log end
+}
+
+// InSyncFollowersHolding returns the in-sync followers whose log holds
+// offset, as Kafka's findPreferredReadReplica filters them: log end at or
+// past it, log start (as last reported; unknown counts as 0) at or before.
+// Nil unless this replica leads.
+func (p *Partition) InSyncFollowersHolding(offset int64, now time.Time) []ReplicaView {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.leader != p.NodeID {
+		return nil
+	}
+	var out []ReplicaView
+	for _, id := range p.isr {
+		f := p.followers[id]
+		if id == p.NodeID || f == nil || f.leo < offset || f.logStart > offset {
+			continue
+		}
+		out = append(out, ReplicaView{ID: id, LogEnd: f.leo, SinceCaughtUp: now.Sub(f.lastCaughtUp)})
+	}
+	return out
+}
