@@ -62,16 +62,18 @@ type shareGroup struct {
 	epoch      int32 // group epoch: bumped by every assignment change
 	assignedAt int32 // epoch of the current assignment
 	members    map[string]*member
-	// topicsSeen is the partition count of every subscribed topic when
-	// the assignment was computed, to notice new partitions.
-	topicsSeen map[string]int32
+	// topicsSeen is the id and partition count of every subscribed topic
+	// when the assignment was computed, to notice new partitions and a
+	// topic deleted and recreated under the same name between two
+	// heartbeats (the assignment names topic ids).
+	topicsSeen map[string]TopicMeta
 	// consumed is every topic a member ever subscribed to (its state is
 	// deleted with the group).
 	consumed map[string]bool
 }
 
 func newShareGroup(id string) *shareGroup {
-	return &shareGroup{id: id, members: map[string]*member{}, topicsSeen: map[string]int32{}, consumed: map[string]bool{}}
+	return &shareGroup{id: id, members: map[string]*member{}, topicsSeen: map[string]TopicMeta{}, consumed: map[string]bool{}}
 }
 
 type member struct {
@@ -252,11 +254,10 @@ func (g *shareGroup) metadataChangedLocked(host GroupHost) bool {
 			}
 			seen[t] = true
 			meta, ok := host.Topic(t)
-			n := int32(-1)
-			if ok {
-				n = meta.Partitions
+			if !ok {
+				meta = TopicMeta{Partitions: -1}
 			}
-			if prev, had := g.topicsSeen[t]; !had || prev != n {
+			if prev, had := g.topicsSeen[t]; !had || prev.ID != meta.ID || prev.Partitions != meta.Partitions {
 				return true
 			}
 		}
@@ -285,14 +286,14 @@ func (g *shareGroup) assignLocked(host GroupHost) {
 			subs[t] = append(subs[t], id)
 		}
 	}
-	g.topicsSeen = map[string]int32{}
+	g.topicsSeen = map[string]TopicMeta{}
 	for t, members := range subs {
 		meta, ok := host.Topic(t)
 		if !ok {
-			g.topicsSeen[t] = -1
+			g.topicsSeen[t] = TopicMeta{Partitions: -1}
 			continue
 		}
-		g.topicsSeen[t] = meta.Partitions
+		g.topicsSeen[t] = meta
 		give := func(id string, p int32) {
 			m := g.members[id]
 			m.assignment[meta.ID] = append(m.assignment[meta.ID], p)

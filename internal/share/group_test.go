@@ -54,7 +54,16 @@ func TestCoordinatorSimpleAssignorAndEpochs(t *testing.T) {
 	if r := hb(c, "m3", 3); r.MemberEpoch != 4 || r.Assignment == nil {
 		t.Fatalf("after partitions were added: epoch %d assignment %v", r.MemberEpoch, r.Assignment)
 	}
-	if len(c.ListGroups()) != 1 || c.Describe("g").GroupEpoch != 4 {
+	// A topic deleted and recreated under the same name with as many
+	// partitions between two heartbeats (a producer auto-creating it
+	// again, librdkafka's 0184) is a new assignment: it names topic ids.
+	host.topics["a"] = TopicMeta{ID: [16]byte{2}, Partitions: 3}
+	r := hb(c, "m3", 4)
+	if r.MemberEpoch != 5 || r.Assignment == nil || len(r.Assignment.TopicPartitions) != 1 ||
+		r.Assignment.TopicPartitions[0].TopicID != [16]byte{2} {
+		t.Fatalf("after the topic was recreated: epoch %d assignment %+v, want epoch 5 naming the new id", r.MemberEpoch, r.Assignment)
+	}
+	if len(c.ListGroups()) != 1 || c.Describe("g").GroupEpoch != 5 {
 		t.Fatalf("list %v describe %+v", c.ListGroups(), c.Describe("g"))
 	}
 	if code := c.Delete("g"); code != kerr.NonEmptyGroup.Code {
