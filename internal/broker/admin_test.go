@@ -479,7 +479,7 @@ func TestAlterConfigsRoundTripAndRestart(t *testing.T) {
 		t.Fatalf("overrides after legacy alter: %v", got)
 	}
 	check(tb.adm.AlterBrokerConfigsState(ctx, nil, id))
-	if got := tb.b.meta.Image().BrokerConfigs; len(got) != 0 {
+	if got := tb.b.meta.Image().NodeConfigsOf(id); len(got) != 0 {
 		t.Fatalf("broker overrides after legacy alter with none: %v", got)
 	}
 }

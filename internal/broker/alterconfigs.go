@@ -32,6 +32,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/metadata"
 )
 
 func init() { register(kmsg.AlterConfigs, 0, 2, handleAlterConfigs) }
@@ -187,12 +188,22 @@ func checkTopicResourceName(name string) *apiError {
 }
 
 // checkBrokerAlterResource checks the name of a BROKER resource to alter.
+// The name "" is the cluster-wide default every broker reads under its own
+// overrides; any broker takes it.
 func (b *Broker) checkBrokerAlterResource(name string) *apiError {
 	if name == "" {
-		return newAPIError(kerr.InvalidRequest,
-			"Cluster-wide default broker configs are not supported; alter broker %d instead", b.nodeID)
+		return nil
 	}
 	return b.checkBrokerResource(name)
+}
+
+// brokerOverrides is the dynamic broker configs stored for the BROKER
+// resource name: the cluster-wide defaults for "", else this broker's own.
+func (b *Broker) brokerOverrides(im *metadata.Image, name string) map[string]string {
+	if name == "" {
+		return im.BrokerConfigs
+	}
+	return im.NodeConfigsOf(b.nodeID)
 }
 
 // setTopicOverrides validates overrides as a topic's complete set of
@@ -207,7 +218,7 @@ func (b *Broker) setTopicOverrides(topic string, overrides map[string]string, va
 		}
 	}
 	im := b.meta.Image()
-	if _, err := config.ResolveTopic(b.dynamicConfig(im.BrokerConfigs), overrides); err != nil {
+	if _, err := config.ResolveTopic(b.dynamicConfig(im), overrides); err != nil {
 		return newAPIError(kerr.InvalidConfig, "%s", err)
 	}
 	if im.Topics[topic] == nil {
@@ -225,8 +236,9 @@ func (b *Broker) setTopicOverrides(topic string, overrides map[string]string, va
 	return nil
 }
 
-// setBrokerOverrides validates configs as this broker's complete set of
-// dynamic configs and, unless validateOnly, stores them.
+// setBrokerOverrides validates configs as the complete set of dynamic
+// configs of the BROKER resource name (this broker's own, or with "" the
+// cluster-wide defaults) and, unless validateOnly, stores them.
 //
 // touched are the keys the request named: setting a listener's ssl.* key,
 // even to its current value, reloads the listener's certificates (Kafka's
@@ -235,13 +247,28 @@ func (b *Broker) setBrokerOverrides(name string, configs map[string]string, touc
 	invalid := func(err error) *apiError {
 		return newAPIError(kerr.InvalidRequest, "Invalid config value for resource ConfigResource(type=BROKER, name='%s'): %s", name, err)
 	}
+	var perBrokerOnly []string
 	for _, k := range slices.Sorted(maps.Keys(configs)) {
 		if err := config.ValidateBrokerDynamic(k, configs[k]); err != nil {
 			return invalid(err)
 		}
+		if name == "" && config.PerBrokerOnly(k) {
+			perBrokerOnly = append(perBrokerOnly, k)
+		}
+	}
+	if len(perBrokerOnly) > 0 {
+		return invalid(fmt.Errorf("Cannot update these configs at default cluster level, broker id must be specified: Set(%s)",
+			strings.Join(perBrokerOnly, ", ")))
+	}
+	im := b.meta.Image()
+	node, clusterDefault := im.NodeConfigsOf(b.nodeID), im.BrokerConfigs
+	if name == "" {
+		clusterDefault = configs
+	} else {
+		node = configs
 	}
 	if len(configs) > 0 {
-		if _, err := b.cfg.WithDynamic(configs, nil); err != nil {
+		if _, err := b.cfg.WithDynamic(node, clusterDefault); err != nil {
 			return invalid(err)
 		}
 	}
@@ -251,12 +278,18 @@ func (b *Broker) setBrokerOverrides(name string, configs map[string]string, touc
 	if len(configs) == 0 {
 		configs = nil
 	}
-	if err := b.meta.SetBrokerConfigs(configs); err != nil {
+	var err error
+	if name == "" {
+		err = b.meta.SetBrokerConfigs(configs)
+	} else {
+		err = b.meta.SetNodeConfigs(b.nodeID, configs)
+	}
+	if err != nil {
 		return toAPIError(fmt.Errorf("store broker configs: %w", err))
 	}
 	for _, k := range touched {
 		if strings.HasPrefix(k, "listener.name.") && strings.Contains(k, ".ssl.") {
-			b.refreshListenerTLS(configs, true)
+			b.refreshListenerTLS(b.meta.Image(), true)
 			break
 		}
 	}

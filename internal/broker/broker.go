@@ -88,11 +88,8 @@ type Broker struct {
 	isr       *isrManager
 	rebalance *rebalancer // auto.leader.rebalance.enable (autorebalance.go)
 
-	mu     sync.RWMutex // guards topics, brokerDyn, and srv while Start sets it
+	mu     sync.RWMutex // guards topics, and srv while Start sets it
 	topics map[string]*topicState
-	// brokerDyn holds dynamic broker config overrides (AlterConfigs on the
-	// broker resource).
-	brokerDyn map[string]string
 
 	// failed is closed when every log dir has gone offline (Failed).
 	failed     chan struct{}
@@ -195,7 +192,6 @@ func New(cfg *config.Broker, log *slog.Logger, opts ...Option) (*Broker, error) 
 	}
 	b.throttles = b.newReplicationThrottles()
 	im := b.meta.Image()
-	b.brokerDyn = im.BrokerConfigs
 	b.logs, err = storage.OpenManager(storage.ManagerConfig{
 		Dirs:                              cfg.LogDirs,
 		NodeID:                            cfg.NodeID,
@@ -421,7 +417,7 @@ func (b *Broker) storageConfigFor(topic string) storage.Config {
 	if t := im.Topics[topic]; t != nil {
 		overrides = t.Configs
 	}
-	tc, err := config.ResolveTopic(b.dynamicConfig(im.BrokerConfigs), overrides)
+	tc, err := config.ResolveTopic(b.dynamicConfig(im), overrides)
 	if err != nil {
 		tc, _ = config.ResolveTopic(b.cfg, nil)
 	}
@@ -454,11 +450,10 @@ func storageConfig(t config.Topic) storage.Config {
 // config changes. Called by the metadata store under its lock.
 func (b *Broker) applyImage(im *metadata.Image) error {
 	b.authz.apply(im)
-	b.refreshListenerTLS(im.BrokerConfigs, false)
+	b.refreshListenerTLS(im, false)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.brokerDyn = im.BrokerConfigs
-	dyn := b.dynamicConfig(im.BrokerConfigs) // topic defaults follow dynamic broker configs
+	dyn := b.dynamicConfig(im) // topic defaults follow dynamic broker configs
 	var errs []error
 	var deleted []string // topics gone, or recreated under a new id
 	for name, t := range im.Topics {

@@ -138,7 +138,7 @@ func handleCreateTopics(b *Broker, r *request) {
 		seen[t.Topic]++
 	}
 	dups := map[string]bool{}
-	cfg := b.dynamicConfig(b.meta.Image().BrokerConfigs)
+	cfg := b.dynamicConfig(b.meta.Image())
 	mq := b.mutationQuota(r, quota.StrictSinceCreateTopics)
 	for i := range req.Topics {
 		rt := &req.Topics[i]

@@ -114,15 +114,15 @@ func (b *Broker) describeResource(im *metadata.Image, typ kmsg.ConfigResourceTyp
 		if t == nil {
 			return nil, &apiError{code: kerr.UnknownTopicOrPartition.Code} // Kafka sets no message
 		}
-		return config.DescribeTopic(b.dynamicConfig(im.BrokerConfigs), t.Configs), nil
+		return config.DescribeTopic(b.dynamicConfig(im), t.Configs), nil
 	case kmsg.ConfigResourceTypeBroker:
 		if name == "" {
-			return nil, nil // no cluster-wide dynamic defaults are stored
+			return config.DescribeBrokerDefaults(b.cfg, im.BrokerConfigs), nil
 		}
 		if e := b.checkBrokerResource(name); e != nil {
 			return nil, e
 		}
-		return config.DescribeBroker(b.cfg, im.BrokerConfigs), nil
+		return config.DescribeBroker(b.cfg, im.NodeConfigsOf(b.nodeID), im.BrokerConfigs), nil
 	case kmsg.ConfigResourceTypeGroupConfig:
 		return b.describeGroupConfigs(im, name)
 	}
@@ -174,15 +174,17 @@ func describeConfigsEntry(e config.Entry, synonyms, docs bool) kmsg.DescribeConf
 	return c
 }
 
-// dynamicConfig is the broker config with the dynamic per-broker overrides
-// dyn (the metadata image's BrokerConfigs) applied, so that topic defaults
-// follow AlterConfigs on the broker. Overrides that no longer validate are
-// logged and ignored.
-func (b *Broker) dynamicConfig(dyn map[string]string) *config.Broker {
-	if len(dyn) == 0 {
+// dynamicConfig is the broker config with the image's dynamic broker
+// configs applied: this broker's own overrides over the cluster-wide
+// defaults over the static config, so that topic defaults follow
+// AlterConfigs on the broker. Overrides that no longer validate are logged
+// and ignored.
+func (b *Broker) dynamicConfig(im *metadata.Image) *config.Broker {
+	node := im.NodeConfigsOf(b.nodeID)
+	if len(node) == 0 && len(im.BrokerConfigs) == 0 {
 		return b.cfg
 	}
-	c, err := b.cfg.WithDynamic(dyn, nil)
+	c, err := b.cfg.WithDynamic(node, im.BrokerConfigs)
 	if err != nil {
 		b.log.Warn("dynamic broker configs do not validate; using static configs", "err", err)
 		return b.cfg

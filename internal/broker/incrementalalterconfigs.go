@@ -107,7 +107,7 @@ func (b *Broker) incrementalAlter(res *kmsg.IncrementalAlterConfigsRequestResour
 			}
 			return v, ok && k.Type == kmsg.ConfigTypeList
 		}
-		configs, e := applyConfigOps(im.BrokerConfigs, res.Configs, current)
+		configs, e := applyConfigOps(b.brokerOverrides(im, res.ResourceName), res.Configs, current)
 		if e != nil {
 			return e
 		}

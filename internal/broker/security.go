@@ -330,14 +330,14 @@ func (ls *listenerSec) tlsPrincipal(peers []*x509.Certificate) (security.Princip
 // certificates: AlterConfigs of listener.name.<l>.ssl.keystore.location,
 // even to the same path) to the listeners. force reloads the files even
 // when the settings are unchanged. Errors are logged; the old TLS stays.
-func (b *Broker) refreshListenerTLS(dyn map[string]string, force bool) {
+func (b *Broker) refreshListenerTLS(im *metadata.Image, force bool) {
 	b.mu.RLock()
 	srv := b.srv
 	b.mu.RUnlock()
 	if srv == nil {
 		return
 	}
-	dc := b.dynamicConfig(dyn)
+	dc := b.dynamicConfig(im)
 	for _, bl := range srv.lns {
 		ls := bl.sec
 		if !ls.usesTLS() {

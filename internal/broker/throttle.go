@@ -152,12 +152,14 @@ func (t *replicationThrottle) Exceeded() bool {
 
 func (t *replicationThrottle) Record(n int64) { t.limiter.record(n) }
 
-// throttleRate is the broker's value of key: the dynamic config, else the
-// static one, else unlimited.
+// throttleRate is the broker's value of key: its own dynamic config, else
+// the cluster-wide dynamic default, else the static one, else unlimited.
 func throttleRate(cfg *config.Broker, im *metadata.Image, key string) int64 {
-	if v, ok := im.BrokerConfigs[key]; ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return n
+	for _, dyn := range []map[string]string{im.NodeConfigsOf(cfg.NodeID), im.BrokerConfigs} {
+		if v, ok := dyn[key]; ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return n
+			}
 		}
 	}
 	return intConfig(cfg, key, math.MaxInt64)

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -479,9 +480,19 @@ func verificationError(code int16, genericErrors bool) (int16, string) {
 	return code, ""
 }
 
-// txnVerificationEnabled is transaction.partition.verification.enable.
+// txnVerificationEnabled is transaction.partition.verification.enable, a
+// dynamic config in Kafka: AlterConfigs turns it off without a restart.
 func (b *Broker) txnVerificationEnabled() bool {
-	return boolConfig(b.cfg, "transaction.partition.verification.enable", true)
+	const key = "transaction.partition.verification.enable"
+	im := b.meta.Image()
+	for _, dyn := range []map[string]string{im.NodeConfigsOf(b.nodeID), im.BrokerConfigs} {
+		if v, ok := dyn[key]; ok {
+			if on, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
+				return on
+			}
+		}
+	}
+	return boolConfig(b.cfg, key, true)
 }
 
 // closingContext is a context with timeout d that Close cancels too.

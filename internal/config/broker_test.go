@@ -434,7 +434,7 @@ func TestListenerSecretsAreSensitive(t *testing.T) {
 		"listener.name.ssl.ssl.truststore.password": "secret",
 		"listener.name.ssl.ssl.client.auth":         "required",
 	})
-	for _, e := range DescribeBroker(b, nil) {
+	for _, e := range DescribeBroker(b, nil, nil) {
 		switch e.Name {
 		case "listener.name.ssl.ssl.keystore.key", "listener.name.ssl.ssl.truststore.password":
 			if !e.Sensitive || e.Value != nil {

@@ -50,7 +50,10 @@ func brokerSynonyms(name string) []string {
 // ConfigHelper does: dynamic per-broker values, then dynamic cluster
 // defaults, then static values, then non-null defaults, each in synonym
 // order; entries before name itself are dropped.
-func (b *Broker) configSynonyms(name string, synonyms []string, sensitive bool, dynamic map[string]string) []Synonym {
+//
+// perBroker and clusterDefault, when not nil, are dynamic values newer
+// than b's (the metadata image's), laid over b's two dynamic levels.
+func (b *Broker) configSynonyms(name string, synonyms []string, sensitive bool, perBroker, clusterDefault map[string]string) []Synonym {
 	var out []Synonym
 	add := func(m map[string]string, src kmsg.ConfigSource) {
 		for _, s := range synonyms {
@@ -65,15 +68,18 @@ func (b *Broker) configSynonyms(name string, synonyms []string, sensitive bool, 
 			out = append(out, Synonym{Name: s, Value: vp, Source: src})
 		}
 	}
-	perBroker := b.dynamicBroker
-	if len(dynamic) > 0 {
-		perBroker = copyMap(b.dynamicBroker)
-		for k, v := range dynamic {
-			perBroker[k] = strings.TrimSpace(v)
+	over := func(base, newer map[string]string) map[string]string {
+		if len(newer) == 0 {
+			return base
 		}
+		m := copyMap(base)
+		for k, v := range newer {
+			m[k] = strings.TrimSpace(v)
+		}
+		return m
 	}
-	add(perBroker, kmsg.ConfigSourceDynamicBrokerConfig)
-	add(b.dynamicDefault, kmsg.ConfigSourceDynamicDefaultBrokerConfig)
+	add(over(b.dynamicBroker, perBroker), kmsg.ConfigSourceDynamicBrokerConfig)
+	add(over(b.dynamicDefault, clusterDefault), kmsg.ConfigSourceDynamicDefaultBrokerConfig)
 	add(b.static, kmsg.ConfigSourceStaticBrokerConfig)
 	defaults := map[string]string{}
 	for _, s := range synonyms {
@@ -108,7 +114,7 @@ func DescribeTopic(b *Broker, overrides map[string]string) []Entry {
 		var value string
 		var chain []Synonym
 		if len(k.Synonyms) > 0 {
-			chain = b.configSynonyms(k.Synonyms[0], brokerSynonyms(k.Synonyms[0]), false, nil)
+			chain = b.configSynonyms(k.Synonyms[0], brokerSynonyms(k.Synonyms[0]), false, nil, nil)
 		}
 		if ov, ok := overrides[k.Name]; ok {
 			value = canonical(k.Type, ov)
@@ -131,10 +137,11 @@ func DescribeTopic(b *Broker, overrides map[string]string) []Entry {
 
 // DescribeBroker describes every broker key Kafka and Silkworm know (and
 // any set prefixed key such as listener.name.*), sorted by name, for the
-// broker resource of DescribeConfigs. dynamic holds extra per-broker dynamic
-// configs (DYNAMIC_BROKER_CONFIG) on top of those b was built with; it may
-// be nil. Passwords are sensitive and have a nil value.
-func DescribeBroker(b *Broker, dynamic map[string]string) []Entry {
+// broker resource of DescribeConfigs. perBroker and clusterDefault hold
+// extra dynamic configs (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG)
+// on top of those b was built with; either may be nil. Passwords are
+// sensitive and have a nil value.
+func DescribeBroker(b *Broker, perBroker, clusterDefault map[string]string) []Entry {
 	names := make([]string, 0, len(brokerKeyIndex))
 	for n := range brokerKeyIndex {
 		names = append(names, n)
@@ -144,9 +151,11 @@ func DescribeBroker(b *Broker, dynamic map[string]string) []Entry {
 			names = append(names, n)
 		}
 	}
-	for n := range dynamic {
-		if _, ok := brokerKeyIndex[n]; !ok && !contains(names, n) {
-			names = append(names, n)
+	for _, dynamic := range []map[string]string{perBroker, clusterDefault} {
+		for n := range dynamic {
+			if _, ok := brokerKeyIndex[n]; !ok && !contains(names, n) {
+				names = append(names, n)
+			}
 		}
 	}
 	sort.Strings(names)
@@ -164,7 +173,7 @@ func DescribeBroker(b *Broker, dynamic map[string]string) []Entry {
 			typ = kmsg.ConfigTypePassword
 		}
 		sensitive := typ == kmsg.ConfigTypePassword
-		chain := b.configSynonyms(n, brokerSynonyms(n), sensitive, dynamic)
+		chain := b.configSynonyms(n, brokerSynonyms(n), sensitive, perBroker, clusterDefault)
 		var value *string
 		if len(chain) > 0 {
 			value = chain[0].Value
@@ -179,6 +188,43 @@ func DescribeBroker(b *Broker, dynamic map[string]string) []Entry {
 		})
 	}
 	return out
+}
+
+// DescribeBrokerDefaults describes the cluster-wide dynamic broker configs
+// (the BROKER resource named ""), as Kafka answers for it: only the keys
+// set at that level, without per-broker synonyms.
+func DescribeBrokerDefaults(b *Broker, clusterDefault map[string]string) []Entry {
+	var out []Entry
+	for _, e := range DescribeBroker(b, nil, clusterDefault) {
+		if _, ok := clusterDefault[e.Name]; !ok {
+			continue
+		}
+		for len(e.Synonyms) > 0 && e.Synonyms[0].Source == kmsg.ConfigSourceDynamicBrokerConfig {
+			e.Synonyms = e.Synonyms[1:]
+		}
+		if len(e.Synonyms) > 0 {
+			e.Value, e.Source = e.Synonyms[0].Value, e.Synonyms[0].Source
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// PerBrokerOnly reports whether key can only be set for one broker, not as
+// a cluster-wide default (Kafka's DynamicBrokerConfig "Cannot update these
+// configs at default cluster level, broker id must be specified"): the
+// per-broker keys and every listener.name.* override.
+func PerBrokerOnly(key string) bool {
+	if rest, ok := strings.CutPrefix(key, "listener.name."); ok {
+		_, base, _ := strings.Cut(rest, ".")
+		switch base {
+		case "max.connections", "max.connection.creation.rate", "num.network.threads":
+			return false // Kafka's ClusterLevelListenerConfigs
+		}
+		return true
+	}
+	k, ok := brokerKeyIndex[key]
+	return ok && k.mode == PerBroker
 }
 
 // ValidateBrokerDynamic checks that key may be altered at runtime and that

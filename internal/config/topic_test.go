@@ -176,7 +176,7 @@ func ptrString(p *string) string {
 
 func TestDescribeBroker(t *testing.T) {
 	b := mustBroker(t, map[string]string{"num.io.threads": "4", "ssl.keystore.password": "secret", "log.retention.hours": "1"})
-	entries := DescribeBroker(b, map[string]string{"log.retention.ms": "777"})
+	entries := DescribeBroker(b, map[string]string{"log.retention.ms": "777"}, nil)
 	if len(entries) < len(BrokerKeys()) {
 		t.Fatalf("%d entries, want every broker key", len(entries))
 	}

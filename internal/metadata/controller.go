@@ -281,6 +281,8 @@ func (c *controller) handle(req *request) (any, error) {
 		return c.applyPropagated(&record{Type: recSetTopicConfigs, Name: req.Name, Configs: req.Configs})
 	case opSetBrokerConfigs:
 		return c.applyPropagated(&record{Type: recSetBrokerConfigs, Configs: req.Configs})
+	case opSetNodeConfigs:
+		return c.applyPropagated(&record{Type: recSetNodeConfigs, NodeID: req.NodeID, Configs: req.Configs})
 	case opAllocateProducers:
 		if req.Count <= 0 {
 			return nil, fmt.Errorf("%w: producer id block of %d", ErrInvalidRequest, req.Count)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/raft"
@@ -198,6 +199,9 @@ func (x *txn) apply(r *record, index int64) (any, error) {
 		return nil, nil
 	case recSetBrokerConfigs:
 		x.im.BrokerConfigs = r.Configs
+		return nil, nil
+	case recSetNodeConfigs:
+		x.im.NodeConfigs = withGroupConfigs(x.im.NodeConfigs, strconv.Itoa(int(r.NodeID)), r.Configs)
 		return nil, nil
 	case recAllocateProducers:
 		first := x.im.NextProducerID

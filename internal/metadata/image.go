@@ -102,13 +102,17 @@ type Endpoint struct {
 // Image is a consistent view of the cluster metadata. An Image is never
 // modified after it is published; readers may use it without locks.
 type Image struct {
-	ClusterID      string            `json:"cluster_id"`
-	Epoch          int64             `json:"epoch"` // bumped by every change
-	ControllerID   int32             `json:"controller_id"`
-	Brokers        []Broker          `json:"brokers"`
-	Topics         map[string]*Topic `json:"topics"`
-	BrokerConfigs  map[string]string `json:"broker_configs,omitempty"`
-	NextProducerID int64             `json:"next_producer_id"`
+	ClusterID    string            `json:"cluster_id"`
+	Epoch        int64             `json:"epoch"` // bumped by every change
+	ControllerID int32             `json:"controller_id"`
+	Brokers      []Broker          `json:"brokers"`
+	Topics       map[string]*Topic `json:"topics"`
+	// BrokerConfigs are the cluster-wide dynamic broker config defaults,
+	// NodeConfigs each broker's own overrides by node id (nodeconfigs.go;
+	// shared between images, replaced on change).
+	BrokerConfigs  map[string]string            `json:"broker_configs,omitempty"`
+	NodeConfigs    map[string]map[string]string `json:"node_configs,omitempty"`
+	NextProducerID int64                        `json:"next_producer_id"`
 
 	// GroupConfigs are the GROUP config overrides by group id
 	// (groupconfigs.go); shared between images, replaced on change.

@@ -217,7 +217,8 @@ func (s *Local) SetTopicConfigs(name string, configs map[string]string) error {
 	return s.publishLocked(im)
 }
 
-// SetBrokerConfigs replaces the dynamic broker config overrides.
+// SetBrokerConfigs replaces the cluster-wide dynamic broker config
+// defaults.
 func (s *Local) SetBrokerConfigs(configs map[string]string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -29,7 +29,10 @@ type Store interface {
 	// count of new partitions.
 	CreatePartitionsWithAssignment(name string, count int32, assignment [][]int32) error
 	SetTopicConfigs(name string, configs map[string]string) error
+	// SetBrokerConfigs replaces the cluster-wide dynamic broker config
+	// defaults, SetNodeConfigs one broker's own overrides (nodeconfigs.go).
 	SetBrokerConfigs(configs map[string]string) error
+	SetNodeConfigs(node int32, configs map[string]string) error
 	// SetSelf (re)registers this broker.
 	SetSelf(self Broker) error
 	// AllocateProducerIDs reserves n producer ids and returns the first.
