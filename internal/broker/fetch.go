@@ -236,6 +236,25 @@ func (m *fetchMarks) reach(leader bool) bool {
 	return false
 }
 
+// olderSegment reports whether a fetch position lies on another segment
+// than its partition's high watermark, which Kafka's DelayedFetch answers
+// at once whatever minBytes ("fetching older segments", or a truncated
+// leader's later ones): a read stops at a segment's end, so a consumer
+// catching up over small segments (a compacted topic) would otherwise wait
+// out MaxWait for every batch.
+func (m *fetchMarks) olderSegment() bool {
+	for i := range m.marks {
+		k := &m.marks[i]
+		if k.p == nil || !k.known {
+			continue
+		}
+		if hw := k.p.HighWatermarkAt(); hw.Offset != k.from.Offset && hw.SegmentBase != k.from.SegmentBase {
+			return true
+		}
+	}
+	return false
+}
+
 // waitFetch parks a fetch until enough bytes are available or its wait
 // expires, then answers it. It runs on its own goroutine, not an io one.
 func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, fc *fetchContext, replicaID int32) {
@@ -304,7 +323,7 @@ func (b *Broker) waitFetch(r *request, req *kmsg.FetchRequest, fc *fetchContext,
 				continue
 			}
 			topics, total, anyErr := b.readFetchParts(r, req, fc.parts, replicaID)
-			if total >= int64(req.MinBytes) || anyErr {
+			if total >= int64(req.MinBytes) || anyErr || marks != nil && marks.olderSegment() {
 				b.respondFetch(r, fc, topics, replicaID)
 				return
 			}

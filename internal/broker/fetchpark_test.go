@@ -114,3 +114,45 @@ func TestAnswersInRequestOrderWithInlineWrites(t *testing.T) {
 		t.Fatalf("log end %d after %d produce answers", end, produced)
 	}
 }
+
+// TestFetchOfOlderSegmentAnsweredAtOnce: a consumer fetch that waits for
+// far more bytes than one segment holds, with a max wait far past the raw
+// connection's read guard, is answered at once with the batches of its
+// segment when the high watermark lies on a later segment, as Kafka's
+// DelayedFetch completes "fetching older segments". A consumer catching up
+// over small segments (kafka-go's TestReaderReadCompactedMessage, a
+// compacted topic with segment.bytes=200) would otherwise wait out max
+// wait for every batch.
+func TestFetchOfOlderSegmentAnsweredAtOnce(t *testing.T) {
+	tb := newTestBroker(t)
+	ctx := testCtx(t)
+	segment := "14" // the smallest: every batch gets a segment of its own
+	tb.createTopic(ctx, "older", 1, map[string]*string{"segment.bytes": &segment})
+	pc := dialRaw(t, tb.b.Addr())
+	for i := range 5 {
+		resp := pc.roundTrip(produceRequest(1, "older", 0, oneBatch())).(*kmsg.ProduceResponse)
+		if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
+			t.Fatalf("produce %d: error %d", i, code)
+		}
+	}
+	if n := tb.b.topic("older").partitions[0].Log.NumSegments(); n < 5 {
+		t.Fatalf("%d segments, want one per batch", n)
+	}
+
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(12)
+	req.ReplicaID = -1
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.SessionEpoch = 60_000, 1<<20, 1<<20, -1
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "older"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch = 0, 1, 1<<20, -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := dialRaw(t, tb.b.Addr()).roundTrip(req).(*kmsg.FetchResponse)
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 || p.HighWatermark != 5 || len(p.RecordBatches) != len(oneBatch()) {
+		t.Fatalf("fetch at offset 1: error %d, high watermark %d, %d record bytes; want the one batch of its segment",
+			p.ErrorCode, p.HighWatermark, len(p.RecordBatches))
+	}
+}
