@@ -28,6 +28,11 @@ package broker
 // and then the records of the one batch found. The v10 TimeoutMillis bounds
 // remote-storage lookups, which never happen here.
 //
+// Replica ids, as Kafka's ReplicaManager.fetchOffset: -1 is a consumer,
+// bounded by the high watermark (or last stable offset); any other id is
+// served up to the log end with the isolation level ignored (kafka-python's
+// consumer sends 0), by the leader, or with -2 (debugging) by any replica.
+//
 // As Kafka: a partition named twice in one request gets INVALID_REQUEST
 // for each of its entries; a negative timestamp that is not a sentinel, or
 // one newer than the request's version (Kafka's
@@ -91,16 +96,14 @@ func handleListOffsets(b *Broker, r *request) {
 				continue
 			}
 			p := ts.partitions[rp.Partition]
-			if !p.IsLeader() {
+			if p == nil || !p.IsLeader() && req.ReplicaID != -2 {
 				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
 			epoch := p.LeaderEpoch()
 			if r.hdr.APIVersion == 0 {
-				if req.ReplicaID >= 0 {
-					sp.ErrorCode = kerr.NotLeaderForPartition.Code
-				} else if sp.OldStyleOffsets, err = listOffsetsV0(p, rp.Timestamp, rp.MaxNumOffsets, req.ReplicaID == -1); err != nil {
+				if sp.OldStyleOffsets, err = listOffsetsV0(p, rp.Timestamp, rp.MaxNumOffsets, req.ReplicaID == -1); err != nil {
 					sp.ErrorCode = errorCode(err)
 				}
 				st.Partitions = append(st.Partitions, sp)
@@ -111,15 +114,11 @@ func handleListOffsets(b *Broker, r *request) {
 				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
 			case rp.CurrentLeaderEpoch > epoch:
 				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
-			case req.ReplicaID >= 0:
-				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			default:
+				limit := lastFetchableOffset(p, req.ReplicaID, req.IsolationLevel)
 				switch rp.Timestamp {
 				case -1:
-					sp.Offset = p.HighWatermark()
-					if req.IsolationLevel == 1 {
-						sp.Offset = p.LastStableOffset()
-					}
+					sp.Offset = limit
 				case -2, -4:
 					sp.Offset = p.Log.LogStartOffset()
 				case -5, -6:
@@ -130,10 +129,6 @@ func handleListOffsets(b *Broker, r *request) {
 					// KAFKA-16310: the first record holding the largest
 					// timestamp, with its batch's leader epoch, if a
 					// consumer may read it.
-					limit := p.HighWatermark()
-					if req.IsolationLevel == 1 {
-						limit = p.LastStableOffset()
-					}
 					off, ts, batchEpoch, err := p.Log.MaxTimestamp()
 					switch {
 					case err != nil:
@@ -144,7 +139,7 @@ func handleListOffsets(b *Broker, r *request) {
 					st.Partitions = append(st.Partitions, sp)
 					continue
 				default:
-					off, ts, err := b.offsetForTimestamp(p.Log, rp.Timestamp, p.HighWatermark())
+					off, ts, err := b.offsetForTimestamp(p.Log, rp.Timestamp, limit)
 					if err != nil {
 						sp.ErrorCode = errorCode(err)
 						break
@@ -160,6 +155,22 @@ func handleListOffsets(b *Broker, r *request) {
 		resp.Topics = append(resp.Topics, st)
 	}
 	r.respond(resp)
+}
+
+// lastFetchableOffset bounds what ListOffsets answers, as Kafka's
+// Partition.fetchOffsetForTimestamp: a consumer (replica id -1) gets no
+// further than the high watermark, or the last stable offset with
+// read_committed; any other replica id (a follower's or a client's that
+// sends its own, as kafka-python's consumer sends 0; -2 debugging) gets the
+// log end, the isolation level ignored.
+func lastFetchableOffset(p *partition.Partition, replicaID int32, isolation int8) int64 {
+	switch {
+	case replicaID != -1:
+		return p.Log.LogEndOffset()
+	case isolation == 1:
+		return p.LastStableOffset()
+	}
+	return p.HighWatermark()
 }
 
 // listOffsetsMinVersion is the first ListOffsets version that knows each
