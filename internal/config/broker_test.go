@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func mustBroker(t *testing.T, props map[string]string) *Broker {
@@ -463,5 +465,21 @@ func TestStorageCacheBounds(t *testing.T) {
 		if _, err := NewBroker(map[string]string{k: "0"}); err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("%s=0: %v", k, err)
 		}
+	}
+}
+
+// TestAdvertisedListenersReadOnly: Kafka 4.0 made advertised.listeners
+// read-only (no more dynamic listener changes); DescribeConfigs says so
+// and AlterConfigs refuses it (kafka-python's
+// test_describe_configs_broker_resource_returns_configs).
+func TestAdvertisedListenersReadOnly(t *testing.T) {
+	b := mustBroker(t, map[string]string{"advertised.listeners": "PLAINTEXT://127.0.0.1:9092"})
+	for _, e := range DescribeBroker(b, nil, nil) {
+		if e.Name == "advertised.listeners" && (!e.ReadOnly || e.Source != kmsg.ConfigSourceStaticBrokerConfig) {
+			t.Errorf("advertised.listeners: read-only %v, source %v; want read-only, static", e.ReadOnly, e.Source)
+		}
+	}
+	if err := ValidateBrokerDynamic("advertised.listeners", "PLAINTEXT://127.0.0.1:9093"); err == nil {
+		t.Error("dynamic advertised.listeners accepted; want Kafka's 'Cannot update these configs dynamically'")
 	}
 }

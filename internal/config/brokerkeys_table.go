@@ -8,7 +8,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 // kafkaBrokerKeys is every broker configuration key Apache Kafka 3.x/4.x knows, with
 // Kafka's type, default (null as nil), "Valid Values" text and dynamic update mode.
 var kafkaBrokerKeys = []kafkaKey{
-	{"advertised.listeners", kmsg.ConfigTypeString, nil, "", PerBroker},
+	{"advertised.listeners", kmsg.ConfigTypeString, nil, "", ReadOnly}, // read-only since Kafka 4.0
 	{"allow.everyone.if.no.acl.found", kmsg.ConfigTypeBoolean, ptr("false"), "", ReadOnly},
 	{"alter.config.policy.class.name", kmsg.ConfigTypeClass, nil, "", ReadOnly},
 	{"alter.log.dirs.replication.quota.window.num", kmsg.ConfigTypeInt, ptr("11"), "[1,...]", ReadOnly},
