@@ -236,10 +236,10 @@ func (c *Coordinator) validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest)
 	default:
 		return hbFail(kerr.InvalidRequest.Code, "MemberEpoch is invalid.")
 	}
-	if req.SubscribedTopicNames != nil && req.SubscribedTopicRegex != nil {
-		return hbFail(kerr.InvalidRequest.Code, "SubscribedTopicNames and SubscribedTopicRegex cannot be used together.")
-	}
-	if req.SubscribedTopicRegex != nil {
+	// Names and a regex may come together (librdkafka sends an empty
+	// regex with its names): the member subscribes to their union, and
+	// an empty regex is none, as Kafka's GroupMetadataManager has it.
+	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" {
 		if _, err := compileRegex(*req.SubscribedTopicRegex); err != nil {
 			return hbFail(kerr.InvalidRegularExpression.Code, "SubscribedTopicRegex `%s` is not a valid regular expression: %v.", *req.SubscribedTopicRegex, err)
 		}
@@ -415,19 +415,17 @@ func (g *group) consumerHeartbeatLocked(req *kmsg.ConsumerGroupHeartbeatRequest,
 			bump = true
 		}
 		m.topicNames = names
-		if m.regex != nil {
-			m.regex, bump = nil, true
-		}
 	}
 	if req.SubscribedTopicRegex != nil {
-		if m.regex == nil || *m.regex != *req.SubscribedTopicRegex {
+		var re *string // an empty regex drops the member's regex
+		if *req.SubscribedTopicRegex != "" {
+			re = new(string)
+			*re = *req.SubscribedTopicRegex
+		}
+		if (m.regex == nil) != (re == nil) || re != nil && *m.regex != *re {
 			bump = true
 		}
-		re := *req.SubscribedTopicRegex
-		m.regex = &re
-		if len(m.topicNames) > 0 {
-			m.topicNames, bump = nil, true
-		}
+		m.regex = re
 	}
 	m.clientID, m.clientHost = clientID, clientHost
 	if !sameMemberMetadata(&before, m) {

@@ -190,7 +190,6 @@ func TestConsumerGroupHeartbeatErrors(t *testing.T) {
 	check("unknown group", cghb(c, "none", hbOpts{member: "m", epoch: 3}), kerr.GroupIDNotFound)
 	check("empty member id on v1", cghb(c, "g", hbOpts{}), kerr.InvalidRequest)
 	check("epoch below -2", cghb(c, "g", hbOpts{member: "m", epoch: -3}), kerr.InvalidRequest)
-	check("both names and regex", cghb(c, "g", hbOpts{member: "m", topics: []string{"t"}, regex: str("t")}), kerr.InvalidRequest)
 	check("bad regex", cghb(c, "g", hbOpts{member: "m", regex: str("(")}), kerr.InvalidRegularExpression)
 	check("unknown assignor", cghb(c, "g", hbOpts{member: "m", assignor: str("sticky")}), kerr.UnsupportedAssignor)
 	check("static leave without instance", cghb(c, "g", hbOpts{member: "m", epoch: -2}), kerr.InvalidRequest)
@@ -814,5 +813,33 @@ func TestConsumerGroupRegexMatchesInternalTopics(t *testing.T) {
 	mustOK(t, "join", r)
 	if got := respAssignment(r); len(got) != 1 || len(got[offsets]) != 3 {
 		t.Fatalf("regex %q got %v, want the 3 partitions of __consumer_offsets", re, got)
+	}
+}
+
+// TestConsumerGroupNamesAndRegexTogether: as Kafka's GroupMetadataManager,
+// a member may send topic names and a regex together and subscribes to
+// their union; an empty regex is none. librdkafka 2.11 joins with its
+// names and an empty regex, which Silkworm used to refuse with
+// INVALID_REQUEST (confluent-kafka-go's suite with the consumer protocol).
+func TestConsumerGroupNamesAndRegexTogether(t *testing.T) {
+	h := newMemHost()
+	h.setTopics(&TopicMeta{Name: "t", ID: topicT, Partitions: 6}, &TopicMeta{Name: "u", ID: [16]byte{0x75}, Partitions: 2})
+	c := newTestCoordinator(t, testConfig(), h)
+	str := func(s string) *string { return &s }
+	r := cghb(c, "g", hbOpts{member: "m", topics: []string{"t"}, regex: str("")})
+	mustOK(t, "join with names and an empty regex", r)
+	a := respAssignment(r)
+	if len(parts(a, topicT)) != 6 || len(parts(a, [16]byte{0x75})) != 0 {
+		t.Fatalf("names [t], empty regex: assigned %v, want t's 6 partitions only", a)
+	}
+	r = cghb(c, "g", hbOpts{member: "m", epoch: r.MemberEpoch, topics: []string{"t"}, regex: str("^u$"), owned: a})
+	mustOK(t, "add a regex", r)
+	if a = respAssignment(r); len(parts(a, topicT)) != 6 || len(parts(a, [16]byte{0x75})) != 2 {
+		t.Fatalf("names [t], regex ^u$: assigned %v, want both topics", a)
+	}
+	r = cghb(c, "g", hbOpts{member: "m", epoch: r.MemberEpoch, topics: []string{}, regex: str("^u$"), owned: a})
+	mustOK(t, "drop the names", r)
+	if a := respAssignment(r); len(parts(a, topicT)) != 0 || len(parts(a, [16]byte{0x75})) != 2 {
+		t.Fatalf("no names, regex ^u$: assigned %v, want u only", a)
 	}
 }
