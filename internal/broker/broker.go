@@ -310,6 +310,14 @@ func (b *Broker) Start() error {
 		closeAll()
 		return fmt.Errorf("register broker: %w", err)
 	}
+	// Credentials of `storage format --add-scram`, before any client can
+	// try them.
+	if n, err := metadata.ApplyBootstrapScram(b.meta, b.cfg.LogDirs[0]); err != nil {
+		closeAll()
+		return fmt.Errorf("bootstrap SCRAM credentials: %w", err)
+	} else if n > 0 {
+		b.log.Info("added the SCRAM credentials of storage format --add-scram", "credentials", n)
+	}
 	srv := newServer(b, bound)
 	b.mu.Lock() // applyImage (the metadata goroutine) reads srv
 	b.srv = srv

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/metadata"
 	"github.com/silkworm/silkworm/internal/storage"
 	"github.com/silkworm/silkworm/internal/tools/cli"
 )
@@ -96,6 +97,9 @@ type FormatOptions struct {
 	Standalone           bool
 	InitialControllers   string
 	NoInitialControllers bool
+	// Scram are the --add-scram credentials, written next to the metadata
+	// directory's meta.properties for the broker's first start.
+	Scram []metadata.ScramChange
 }
 
 // dirs are the directories of a configuration, sorted (Kafka's
@@ -196,6 +200,11 @@ func Format(w io.Writer, cfg *config.Broker, o FormatOptions) error {
 		mp := MetaProperties{ClusterID: o.ClusterID, NodeID: cfg.NodeID, DirectoryID: RandomUUID()}
 		if err := writeFileAtomic(filepath.Join(d, metaPropertiesFile), mp.encode()); err != nil {
 			return fmt.Errorf("Error while writing meta.properties file %s: %v", d, err)
+		}
+		if d == metadataDir && len(o.Scram) > 0 {
+			if err := metadata.WriteBootstrapScram(d, o.Scram); err != nil {
+				return fmt.Errorf("Error while writing the SCRAM credentials in %s: %v", d, err)
+			}
 		}
 	}
 	return nil
@@ -333,7 +342,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	standalone := p.Flag("standalone", "format: Used to initialize a controller as a single-node dynamic quorum.")
 	noInitial := p.Flag("no-initial-controllers", "format: Used to initialize a server without a dynamic quorum topology.")
 	initial := p.String("initial-controllers", "", "format: Used to initialize a server with a specific dynamic quorum topology.", "")
-	p.List("add-scram", "", "format: A SCRAM_CREDENTIAL to add to the __cluster_metadata log (not supported: create SCRAM users with kafka-configs.sh once the cluster runs).")
+	addScram := p.List("add-scram", "", "format: A SCRAM_CREDENTIAL to add to the __cluster_metadata log e.g. 'SCRAM-SHA-256=[name=alice,password=alice-secret]' or 'SCRAM-SHA-512=[name=alice,iterations=8192,salt=\"N3E=\",saltedpassword=\"YCE=\"]'; the broker adds it at its first start.")
 	p.List("feature", "", "format: The setting to use for a specific feature, in feature=level format (not supported).")
 	// Kafka's short forms.
 	args = expandShort(args, map[string]string{"-c": "--config", "-t": "--cluster-id", "-g": "--ignore-formatted",
@@ -377,8 +386,16 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	if cmd == "format" && !p.Has("cluster-id") {
 		return errors.New("argument --cluster-id/-t is required")
 	}
-	if p.Has("add-scram") || p.Has("feature") {
-		return errors.New("--add-scram and --feature are not supported by silkworm storage format")
+	if p.Has("feature") {
+		return errors.New("--feature is not supported by silkworm storage format")
+	}
+	var scram []metadata.ScramChange
+	for _, a := range *addScram {
+		c, err := parseAddScram(a)
+		if err != nil {
+			return err
+		}
+		scram = append(scram, c)
 	}
 	cfg, err := config.Load(*configPath, nil)
 	if err != nil {
@@ -389,7 +406,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		return Info(stdout, all)
 	}
 	return Format(stdout, cfg, FormatOptions{ClusterID: *clusterID, IgnoreFormatted: *ignoreFormatted, ReleaseVersion: *release,
-		Standalone: *standalone, InitialControllers: *initial, NoInitialControllers: *noInitial})
+		Standalone: *standalone, InitialControllers: *initial, NoInitialControllers: *noInitial, Scram: scram})
 }
 
 // expandShort turns Kafka's one-letter options into their long names.

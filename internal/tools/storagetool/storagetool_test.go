@@ -165,3 +165,28 @@ func TestServerStartsOnFormattedDir(t *testing.T) {
 		t.Errorf("info after a start: %q %v", out, err)
 	}
 }
+
+// TestParseAddScram reads Kafka's --add-scram forms and refuses the bad
+// ones with Kafka's texts.
+func TestParseAddScram(t *testing.T) {
+	c, err := parseAddScram(`SCRAM-SHA-256=[name=alice,password="alice-secret"]`)
+	if err != nil || c.User != "alice" || c.Mechanism != "SCRAM-SHA-256" || c.Credential == nil ||
+		c.Credential.Iterations != 4096 || len(c.Credential.Salt) == 0 {
+		t.Fatalf("password form: %+v %v", c, err)
+	}
+	c, err = parseAddScram(`SCRAM-SHA-512=[name=bob,iterations=8192,salt="c2FsdA==",saltedpassword="c2FsdGVk"]`)
+	if err != nil || c.User != "bob" || c.Credential.Iterations != 8192 || string(c.Credential.Salt) != "salt" {
+		t.Fatalf("salted form: %+v %v", c, err)
+	}
+	for arg, want := range map[string]string{
+		"SCRAM-SHA-1=[name=a,password=b]":                "The add-scram mechanism SCRAM-SHA-1 is not supported.",
+		"SCRAM-SHA-256=[password=b]":                     "You must supply 'name' to add-scram",
+		"SCRAM-SHA-256=[name=a]":                         "You must supply one of 'password' or 'saltedpassword'",
+		"SCRAM-SHA-256=[name=a,password=b,iterations=1]": "Too few iterations",
+		"SCRAM-SHA-256=name=a,password=b":                "Expected configuration string to start with [",
+	} {
+		if _, err := parseAddScram(arg); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", arg, err, want)
+		}
+	}
+}
