@@ -11,8 +11,9 @@
 // in hash order; javaHashOrder reproduces that order so that a parser
 // comparing text sees the same bytes.
 //
-// Moving a replica between the log dirs of one broker
-// (AlterReplicaLogDirs, kafka-reassign-partitions.sh) is not supported.
+// Moving a replica between the log dirs of one broker is not supported:
+// the broker answers AlterReplicaLogDirs for the replica's own dir only
+// (broker/alterreplicalogdirs.go).
 //
 // Run is the only command-line entry point; nothing here keeps state
 // between calls.
