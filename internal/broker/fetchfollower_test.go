@@ -19,20 +19,7 @@ import (
 // refuses older consumer fetches with NOT_LEADER_OR_FOLLOWER.
 func TestFetchFromFollower(t *testing.T) {
 	tc := newTestCluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cl := tc.client(kgo.DefaultProduceTopic("ff"), kgo.RequiredAcks(kgo.AllISRAcks()))
-	createClusterTopic(ctx, t, tc, kadm.NewClient(cl), "ff", 1, 3)
-	for i := range 10 {
-		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	leader := tc.leaderOf("ff", 0)
-	follower := int32(1)
-	if follower == leader {
-		follower = 2
-	}
+	_, follower := produceTenToReplicatedTopic(t, tc, "ff")
 	fb := tc.brokers[follower-1]
 	waitFor(t, "the follower's high watermark reaching 10", func() bool {
 		ts := fb.topic("ff")
@@ -41,21 +28,7 @@ func TestFetchFromFollower(t *testing.T) {
 	id := fb.topic("ff").id
 	fetch := func(version int16, replicaID int32) kmsg.FetchResponseTopicPartition {
 		t.Helper()
-		req := kmsg.NewPtrFetchRequest()
-		req.SetVersion(version)
-		req.ReplicaID, req.MaxBytes, req.SessionEpoch = replicaID, 1<<20, -1
-		rt := kmsg.NewFetchRequestTopic()
-		rt.Topic, rt.TopicID = "ff", id
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset = 0, 0, 1<<20, -1, -1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		// A raw connection: kgo would send its own version, not ours.
-		resp := dialRaw(t, fb.Addr()).roundTrip(req).(*kmsg.FetchResponse)
-		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-			t.Fatalf("fetch v%d from follower %d: answer %+v", version, follower, resp)
-		}
-		return resp.Topics[0].Partitions[0]
+		return fetchPartitionZero(t, fb.Addr(), "ff", id, version, replicaID, "")
 	}
 	for _, c := range []struct {
 		version int16
@@ -70,6 +43,49 @@ func TestFetchFromFollower(t *testing.T) {
 	if p := fetch(10, -1); p.ErrorCode != kerr.NotLeaderForPartition.Code {
 		t.Errorf("v10 consumer fetch on a follower: code %v, want NOT_LEADER_OR_FOLLOWER", kerr.ErrorForCode(p.ErrorCode))
 	}
+}
+
+// produceTenToReplicatedTopic creates topic with one partition on all
+// three nodes of tc, writes ten records with acks=all, and returns the
+// partition's leader and one of its followers.
+func produceTenToReplicatedTopic(t *testing.T, tc *testCluster, topic string) (leader, follower int32) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := tc.client(kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
+	createClusterTopic(ctx, t, tc, kadm.NewClient(cl), topic, 1, 3)
+	for i := range 10 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leader = tc.leaderOf(topic, 0)
+	follower = 1
+	if follower == leader {
+		follower = 2
+	}
+	return leader, follower
+}
+
+// fetchPartitionZero fetches partition 0 of topic from offset 0 on a raw
+// connection to addr (kgo would send its own version, not ours) and
+// returns its answer.
+func fetchPartitionZero(t *testing.T, addr, topic string, id [16]byte, version int16, replicaID int32, rack string) kmsg.FetchResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.SetVersion(version)
+	req.ReplicaID, req.MaxBytes, req.SessionEpoch, req.Rack = replicaID, 1<<20, -1, rack
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = topic, id
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset = 0, 0, 1<<20, -1, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := dialRaw(t, addr).roundTrip(req).(*kmsg.FetchResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("fetch v%d of %s from %s (replica id %d, rack %q): answer %+v", version, topic, addr, replicaID, rack, resp)
+	}
+	return resp.Topics[0].Partitions[0]
 }
 
 // fetchWriteHook counts the Fetch requests a client sends to each node.
@@ -105,18 +121,7 @@ func TestRackAwareReplicaSelector(t *testing.T) {
 		"replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl := tc.client(kgo.DefaultProduceTopic("rack"), kgo.RequiredAcks(kgo.AllISRAcks()))
-	createClusterTopic(ctx, t, tc, kadm.NewClient(cl), "rack", 1, 3)
-	for i := range 10 {
-		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	leader := tc.leaderOf("rack", 0)
-	follower := int32(1)
-	if follower == leader {
-		follower = 2
-	}
+	leader, follower := produceTenToReplicatedTopic(t, tc, "rack")
 	rackOf := func(node int32) string { return fmt.Sprintf("r%d", tc.cports[node-1]) }
 	lb := tc.brokers[leader-1]
 	waitFor(t, "the follower caught up and in sync", func() bool {
@@ -126,20 +131,7 @@ func TestRackAwareReplicaSelector(t *testing.T) {
 	id := lb.topic("rack").id
 	fetch := func(rack string) kmsg.FetchResponseTopicPartition {
 		t.Helper()
-		req := kmsg.NewPtrFetchRequest()
-		req.SetVersion(12)
-		req.ReplicaID, req.MaxBytes, req.SessionEpoch, req.Rack = -1, 1<<20, -1, rack
-		rt := kmsg.NewFetchRequestTopic()
-		rt.Topic, rt.TopicID = "rack", id
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LogStartOffset = 0, 0, 1<<20, -1, -1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp := dialRaw(t, lb.Addr()).roundTrip(req).(*kmsg.FetchResponse)
-		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-			t.Fatalf("fetch from the leader with rack %q: answer %+v", rack, resp)
-		}
-		return resp.Topics[0].Partitions[0]
+		return fetchPartitionZero(t, lb.Addr(), "rack", id, 12, -1, rack)
 	}
 	p := fetch(rackOf(follower))
 	if p.ErrorCode != 0 || p.PreferredReadReplica != follower || len(p.RecordBatches) != 0 || p.HighWatermark != 10 {
