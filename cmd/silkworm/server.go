@@ -11,6 +11,7 @@ import (
 
 	"github.com/silkworm/silkworm/internal/broker"
 	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/security/sasl"
 )
 
 func init() {
@@ -48,7 +49,21 @@ func runServer(args []string) error {
 	for _, k := range cfg.Ignored {
 		log.Warn("config is not supported yet; ignored", "key", k)
 	}
-	b, err := broker.New(cfg, log)
+	var opts []broker.Option
+	if path := sasl.JAASFileFromOpts(os.Getenv("KAFKA_OPTS")); path != "" {
+		// Kafka's start script hands KAFKA_OPTS to the JVM, which reads the
+		// JAAS file it names.
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("KAFKA_OPTS java.security.auth.login.config: %w", err)
+		}
+		sections, err := sasl.ParseJAASFile(string(data))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		opts = append(opts, broker.WithJAASFile(sections))
+	}
+	b, err := broker.New(cfg, log, opts...)
 	if err != nil {
 		return err
 	}

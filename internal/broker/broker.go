@@ -110,11 +110,12 @@ type Broker struct {
 	interBroker interBrokerSecurity
 	// controllerSec authenticates the controller listener (controllerauth.go).
 	controllerSec *listenerSec
-	plainAuth     sasl.PlainAuthenticator // WithPlainAuthenticator; nil: JAAS users
-	fs            storage.FS              // WithStorageFS; the OS by default
-	net           Network                 // WithNetwork; nil: the real network
-	killed        atomic.Bool             // Kill: stop without a controlled shutdown
-	closeOnce     sync.Once               // Close runs once (Start closes a broker it could not start)
+	plainAuth     sasl.PlainAuthenticator     // WithPlainAuthenticator; nil: JAAS users
+	jaasFile      map[string][]sasl.JAASEntry // WithJAASFile: sections by name
+	fs            storage.FS                  // WithStorageFS; the OS by default
+	net           Network                     // WithNetwork; nil: the real network
+	killed        atomic.Bool                 // Kill: stop without a controlled shutdown
+	closeOnce     sync.Once                   // Close runs once (Start closes a broker it could not start)
 	closeErr      error
 	// failedAuth counts failed authentications (TLS handshakes, SASL).
 	failedAuth atomic.Int64
@@ -153,7 +154,7 @@ func New(cfg *config.Broker, log *slog.Logger, opts ...Option) (*Broker, error) 
 	}
 	// Brokers connect to each other only in a cluster.
 	if l, ok := cfg.ListenerByName(cfg.InterBrokerListenerName); ok && isCluster(cfg) {
-		if b.interBroker, err = newPeerSecurity(cfg, l.Name, l.SecurityProtocol, "sasl.mechanism.inter.broker.protocol"); err != nil {
+		if b.interBroker, err = newPeerSecurity(cfg, b.jaasFileEntry, l.Name, l.SecurityProtocol, "sasl.mechanism.inter.broker.protocol"); err != nil {
 			return nil, err
 		}
 	}

@@ -57,7 +57,7 @@ func (b *Broker) controllerSecurity(qc *metadata.QuorumConfig) (*listenerSec, er
 	if err != nil {
 		return nil, err
 	}
-	peer, err := newPeerSecurity(b.cfg, l.Name, l.SecurityProtocol, "sasl.mechanism.controller.protocol")
+	peer, err := newPeerSecurity(b.cfg, b.jaasFileEntry, l.Name, l.SecurityProtocol, "sasl.mechanism.controller.protocol")
 	if err != nil {
 		ls.close()
 		return nil, err

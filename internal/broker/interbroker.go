@@ -65,11 +65,12 @@ func (s interBrokerSecurity) kgoOpts(dial func(ctx context.Context, network, add
 // newPeerSecurity reads how this broker connects, as a client, to a
 // listener of another node: its TLS settings and, on SASL, the mechanism
 // named by mechanismKey (sasl.mechanism.inter.broker.protocol or
-// sasl.mechanism.controller.protocol) with its JAAS credentials.
+// sasl.mechanism.controller.protocol) with its JAAS credentials: from
+// sasl.jaas.config, else from the JAAS file (fileEntry).
 func newPeerSecurity(cfg interface {
 	ListenerValue(listener, key string) (string, bool)
 	ListenerMechanismValue(listener, mechanism, key string) (string, bool)
-}, listener, protocol, mechanismKey string) (interBrokerSecurity, error) {
+}, fileEntry func(listener, mechanism string) (sasl.JAASEntry, bool), listener, protocol, mechanismKey string) (interBrokerSecurity, error) {
 	var s interBrokerSecurity
 	get := func(key string) (string, bool) { return cfg.ListenerValue(listener, key) }
 	if protocol == protoSSL || protocol == protoSASLSSL {
@@ -89,10 +90,13 @@ func newPeerSecurity(cfg interface {
 				mechanismKey, mech, listener)
 		}
 		v, _ := cfg.ListenerMechanismValue(listener, mech, "sasl.jaas.config")
-		e, err := sasl.ParseJAAS(v)
-		if err != nil {
-			return s, fmt.Errorf("listener %s: listener.name.%s.%s.sasl.jaas.config: %w",
-				listener, strings.ToLower(listener), strings.ToLower(mech), err)
+		e, fromFile := fileEntry(listener, mech)
+		if strings.TrimSpace(v) != "" || !fromFile {
+			var err error
+			if e, err = sasl.ParseJAAS(v); err != nil {
+				return s, fmt.Errorf("listener %s: listener.name.%s.%s.sasl.jaas.config: %w",
+					listener, strings.ToLower(listener), strings.ToLower(mech), err)
+			}
 		}
 		user, pass := e.Options["username"], e.Options["password"]
 		if user == "" {

@@ -50,6 +50,33 @@ func WithPlainAuthenticator(a sasl.PlainAuthenticator) Option {
 	return func(b *Broker) { b.plainAuth = a }
 }
 
+// WithJAASFile gives the broker the sections of a JAAS file (Kafka's
+// -Djava.security.auth.login.config, which `silkworm server` takes from
+// KAFKA_OPTS as Kafka's start script passes it to the JVM). A listener's
+// mechanism without listener.name.<l>.<mechanism>.sasl.jaas.config takes
+// its entry from the section <listener>.KafkaServer, else KafkaServer, as
+// Kafka's JaasContext.loadServerContext does.
+func WithJAASFile(sections map[string][]sasl.JAASEntry) Option {
+	return func(b *Broker) { b.jaasFile = sections }
+}
+
+// jaasFileEntry is the JAAS file entry of mechanism on listener: the login
+// module of the mechanism in the listener's KafkaServer section.
+func (b *Broker) jaasFileEntry(listener, mechanism string) (sasl.JAASEntry, bool) {
+	module := map[string]string{"PLAIN": sasl.PlainLoginModule, security.ScramSHA256: sasl.ScramLoginModule,
+		security.ScramSHA512: sasl.ScramLoginModule, "OAUTHBEARER": sasl.OAuthBearerLoginModule}[mechanism]
+	section, ok := b.jaasFile[strings.ToLower(listener)+".KafkaServer"]
+	if !ok {
+		section = b.jaasFile["KafkaServer"]
+	}
+	for _, e := range section {
+		if e.LoginModule == module {
+			return e, true
+		}
+	}
+	return sasl.JAASEntry{}, false
+}
+
 // listenerSec is how one listener authenticates its connections. It is
 // built at start; its TLS settings are swapped when they change
 // dynamically (refreshListenerTLS) and reloaded when their files change.
@@ -218,7 +245,8 @@ func (b *Broker) saslMechanism(listener, name string) (sasl.Mechanism, func(), e
 	jaas := func() (sasl.JAASEntry, bool, error) {
 		v, ok := cfg.ListenerMechanismValue(listener, name, "sasl.jaas.config")
 		if !ok || strings.TrimSpace(v) == "" {
-			return sasl.JAASEntry{}, false, nil
+			e, ok := b.jaasFileEntry(listener, name)
+			return e, ok, nil
 		}
 		e, err := sasl.ParseJAAS(v)
 		if err != nil {

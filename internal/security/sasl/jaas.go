@@ -358,3 +358,53 @@ func (t *jaasTokenizer) quoted(q rune) string {
 		}
 	}
 }
+
+// ParseJAASFile parses a JAAS configuration file, the one a JVM reads from
+// -Djava.security.auth.login.config (Kafka's brokers take it from
+// KAFKA_OPTS): sections `Name { entry; ... };` whose entries are written
+// as in sasl.jaas.config. It returns the entries of each section by name.
+func ParseJAASFile(s string) (map[string][]JAASEntry, error) {
+	t := &jaasTokenizer{src: []rune(s)}
+	out := map[string][]JAASEntry{}
+	for {
+		tok := t.next()
+		if tok.kind == tokEOF {
+			return out, nil
+		}
+		name, ok := tok.value()
+		if !ok {
+			return nil, errors.New("JAAS file: a section name was expected")
+		}
+		if !t.next().is('{') {
+			return nil, fmt.Errorf("JAAS file: '{' expected after %s", name)
+		}
+		for {
+			tok = t.next()
+			if tok.is('}') {
+				break
+			}
+			if tok.kind == tokEOF {
+				return nil, fmt.Errorf("JAAS file: section %s is not closed by '}'", name)
+			}
+			e, err := parseJAASEntry(t, tok)
+			if err != nil {
+				return nil, fmt.Errorf("JAAS file section %s: %w", name, err)
+			}
+			out[name] = append(out[name], e)
+		}
+		if !t.next().is(';') {
+			return nil, fmt.Errorf("JAAS file: ';' expected after section %s", name)
+		}
+	}
+}
+
+// JAASFileFromOpts is the path of -Djava.security.auth.login.config in
+// opts (KAFKA_OPTS, JVM options separated by spaces), "" when absent.
+func JAASFileFromOpts(opts string) string {
+	for _, f := range strings.Fields(opts) {
+		if v, ok := strings.CutPrefix(f, "-Djava.security.auth.login.config="); ok {
+			return strings.Trim(v, `"'`)
+		}
+	}
+	return ""
+}

@@ -205,3 +205,47 @@ func TestUnsecuredOAuthConfigFromJAAS(t *testing.T) {
 		}
 	}
 }
+
+// TestParseJAASFile reads a JAAS file as Kafka's docs and Docker images
+// write one for brokers: a KafkaServer section with one entry per
+// mechanism, a listener-prefixed section, a client section and comments.
+func TestParseJAASFile(t *testing.T) {
+	file := `
+// brokers
+KafkaServer {
+    org.apache.kafka.common.security.plain.PlainLoginModule required
+    username="admin"
+    password="admin-secret"
+    user_admin="admin-secret"
+    user_alice="alice-secret";
+    org.apache.kafka.common.security.scram.ScramLoginModule required;
+};
+sasl_ssl.KafkaServer {
+    org.apache.kafka.common.security.plain.PlainLoginModule required user_bob="bob-secret";
+};
+/* clients */
+KafkaClient { org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-secret"; };
+`
+	got, err := ParseJAASFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := got["KafkaServer"]; len(s) != 2 || s[0].LoginModule != PlainLoginModule || s[0].Options["user_alice"] != "alice-secret" ||
+		s[1].LoginModule != ScramLoginModule {
+		t.Errorf("KafkaServer: %+v", s)
+	}
+	if s := got["sasl_ssl.KafkaServer"]; len(s) != 1 || PlainUsersFromJAAS(s[0])["bob"] != "bob-secret" {
+		t.Errorf("sasl_ssl.KafkaServer: %+v", s)
+	}
+	if len(got["KafkaClient"]) != 1 || len(got) != 3 {
+		t.Errorf("sections: %+v", got)
+	}
+	for _, bad := range []string{"KafkaServer { x required; }", "KafkaServer x required; };", "KafkaServer { x required;"} {
+		if _, err := ParseJAASFile(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if p := JAASFileFromOpts(`-Xmx1G -Djava.security.auth.login.config=/etc/kafka/jaas.conf -Dx=y`); p != "/etc/kafka/jaas.conf" {
+		t.Errorf("JAASFileFromOpts: %q", p)
+	}
+}
