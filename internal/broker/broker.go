@@ -313,11 +313,13 @@ func (b *Broker) Start() error {
 	}
 	// Credentials of `storage format --add-scram`, before any client can
 	// try them.
-	if n, err := metadata.ApplyBootstrapScram(b.meta, b.cfg.LogDirs[0]); err != nil {
+	added, err := metadata.ApplyBootstrapScram(b.meta, b.cfg.LogDirs[0])
+	if err != nil {
 		closeAll()
 		return fmt.Errorf("bootstrap SCRAM credentials: %w", err)
-	} else if n > 0 {
-		b.log.Info("added the SCRAM credentials of storage format --add-scram", "credentials", n)
+	}
+	for _, c := range added { // as Kafka logs each replayed UserScramCredentialRecord
+		b.log.Info("added a SCRAM credential of storage format --add-scram", "user", c.User, "mechanism", c.Mechanism)
 	}
 	srv := newServer(b, bound)
 	b.mu.Lock() // applyImage (the metadata goroutine) reads srv

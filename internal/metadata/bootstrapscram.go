@@ -30,21 +30,22 @@ func WriteBootstrapScram(dir string, changes []ScramChange) error {
 }
 
 // ApplyBootstrapScram applies the credentials of dir's BootstrapScramFile,
-// if there is one, through s, then renames the file (".applied"). A user
-// that already has a credential for the mechanism keeps it: on a cluster
-// every formatted node brings the same file, and the first to start wins.
-func ApplyBootstrapScram(s Store, dir string) (int, error) {
+// if there is one, through s, then renames the file (".applied"), and
+// returns those it added. A user that already has a credential for the
+// mechanism keeps it: on a cluster every formatted node brings the same
+// file, and the first to start wins.
+func ApplyBootstrapScram(s Store, dir string) ([]ScramChange, error) {
 	path := filepath.Join(dir, BootstrapScramFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
+		return nil, nil
 	}
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	var all []ScramChange
 	if err := json.Unmarshal(data, &all); err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	im := s.Image()
 	var changes []ScramChange
@@ -59,10 +60,10 @@ func ApplyBootstrapScram(s Store, dir string) (int, error) {
 	}
 	errs, err := s.AlterScramCredentials(changes)
 	if err != nil {
-		return 0, fmt.Errorf("apply %s: %w", path, err)
+		return nil, fmt.Errorf("apply %s: %w", path, err)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return 0, fmt.Errorf("apply %s: %w", path, err)
+		return nil, fmt.Errorf("apply %s: %w", path, err)
 	}
-	return len(changes), os.Rename(path, path+".applied")
+	return changes, os.Rename(path, path+".applied")
 }
