@@ -452,7 +452,19 @@ func (q *Quorum) applyRecord(r *record) (any, error) {
 		return nil, err
 	}
 	f := q.raft.Apply(b, q.cfg.RequestTimeout)
-	if err := f.Error(); err != nil {
+	// hashicorp/raft drops a future whose entry was committed but not yet
+	// applied when it shuts down: its Error never returns. Close must not
+	// wait for it, so the wait ends with Close too; the goroutine left
+	// waiting on such a future is that library's (embed's leak check
+	// knows it).
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err = <-done:
+	case <-q.stop:
+		return nil, fmt.Errorf("append %s record: %w: the metadata quorum is closing", r.Type, ErrNotController)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("append %s record: %w", r.Type, notControllerIfLost(err))
 	}
 	// The record is committed, but the other nodes apply it only once an
