@@ -1,6 +1,7 @@
 package broker
 
-// AddOffsetsToTxn: v0-3
+// AddOffsetsToTxn: v0-4 (v4, KIP-1050, may answer TRANSACTION_ABORTABLE;
+// it changes nothing else)
 //
 // The group's __consumer_offsets partition joins the transaction
 // (internal/txn); the group coordinator learns the outcome from the
@@ -11,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(kmsg.AddOffsetsToTxn, 0, 3, handleAddOffsetsToTxn) }
+func init() { register(kmsg.AddOffsetsToTxn, 0, 4, handleAddOffsetsToTxn) }
 
 func handleAddOffsetsToTxn(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.AddOffsetsToTxnRequest)

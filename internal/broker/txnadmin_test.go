@@ -279,6 +279,14 @@ func TestTxnV2EpochBumpAndTopicIDs(t *testing.T) {
 	if d := tb.describeTxn(ctx, "tx-2"); len(d.Topics) != 2 || d.Topics[0].Topic != offsetsTopic {
 		t.Fatalf("after TxnOffsetCommit v5 the group's partition is in the transaction: %+v", d)
 	}
+	// AddOffsetsToTxn v4 (KIP-1050, as Kafka 4.x's producer sends it) for
+	// the group already in the transaction: accepted again.
+	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+	ao.Version = 4
+	ao.TransactionalID, ao.ProducerID, ao.ProducerEpoch, ao.Group = "tx-2", pid, epoch, "g2"
+	if code := c.roundTrip(ao).(*kmsg.AddOffsetsToTxnResponse).ErrorCode; code != 0 {
+		t.Fatalf("AddOffsetsToTxn v4: code %d", code)
+	}
 
 	end := kmsg.NewPtrEndTxnRequest()
 	end.Version = 5
