@@ -692,7 +692,8 @@ func (b *Broker) Kill() error {
 // silkworm.cluster.id when set, else the one meta.properties records in the
 // log dirs (a directory formatted by `silkworm storage format`), else ""
 // (a new cluster picks one). In a Raft cluster the controller's log holds
-// the id; formatted dirs must match it (set silkworm.cluster.id).
+// the id; a new cluster's first controller takes it from its formatted
+// dirs (openQuorum), and every node's formatted dirs must match it.
 func (b *Broker) clusterID() (string, error) {
 	if b.cfg.ClusterID != "" {
 		return b.cfg.ClusterID, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/silkworm/silkworm/internal/metadata"
 	"github.com/silkworm/silkworm/internal/partition"
 	"github.com/silkworm/silkworm/internal/replication"
+	"github.com/silkworm/silkworm/internal/storage"
 )
 
 // clusterStore is what a multi-broker metadata store offers beyond Store.
@@ -80,6 +81,11 @@ func (b *Broker) openQuorum() (*metadata.Quorum, error) {
 	// Not the formatted id (b.clusterID): a preset id in the Raft image
 	// would end New's wait for the controller before the node caught up.
 	qc.ClusterID = cfg.ClusterID
+	formatted, err := storage.FormattedClusterID(b.fs, cfg.LogDirs)
+	if err != nil {
+		return nil, fmt.Errorf("log dirs: %w", err)
+	}
+	qc.FormattedClusterID = formatted
 	qc.Logger = b.log.With("component", "metadata")
 	if b.net != nil {
 		var err error

@@ -32,6 +32,13 @@ type testCluster struct {
 
 func newTestCluster(t *testing.T, n int, overrides ...string) *testCluster {
 	t.Helper()
+	return newTestClusterOnDirs(t, n, nil, overrides...)
+}
+
+// newTestClusterOnDirs is newTestCluster with prepare called on each
+// node's (1-based id) empty log dir before any node starts.
+func newTestClusterOnDirs(t *testing.T, n int, prepare func(id int, dir string), overrides ...string) *testCluster {
+	t.Helper()
 	tc := &testCluster{t: t, extra: overrides, brokers: make([]*Broker, n)}
 	// Distinct ports below the ephemeral range: two ports the kernel picks
 	// for :0 may be the same one, and such a port may be taken by an
@@ -39,6 +46,9 @@ func newTestCluster(t *testing.T, n int, overrides ...string) *testCluster {
 	tc.cports = testcluster.Ports(t, n)
 	for i := 0; i < n; i++ {
 		tc.dirs = append(tc.dirs, t.TempDir())
+		if prepare != nil {
+			prepare(i+1, tc.dirs[i])
+		}
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, n)

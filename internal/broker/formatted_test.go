@@ -1,12 +1,15 @@
 package broker
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/silkworm/silkworm/internal/config"
 )
@@ -48,5 +51,30 @@ func TestStartsWithTheFormattedClusterID(t *testing.T) {
 	if b, err := open("silkworm.cluster.id=AnotherClusterIdAAAAAA"); err == nil {
 		b.Close()
 		t.Fatal("started with a configured cluster id that differs from meta.properties")
+	}
+}
+
+// TestClusterStartsWithTheFormattedClusterID: three nodes whose dirs were
+// formatted with one cluster id (kafka-storage.sh format -t ID on each,
+// no silkworm.cluster.id) form a cluster of that id, as KRaft does.
+func TestClusterStartsWithTheFormattedClusterID(t *testing.T) {
+	const id = "Q2x1c3RlckZvcm1hdHRlZA"
+	tc := newTestClusterOnDirs(t, 3, func(node int, dir string) {
+		meta := fmt.Appendf(nil, "#\n#Tue Dec 01 12:00:00 UTC 2026\nnode.id=%d\nversion=1\ncluster.id=%s\n", node, id)
+		if err := os.WriteFile(filepath.Join(dir, "meta.properties"), meta, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for i, b := range tc.brokers {
+		if got := b.meta.Image().ClusterID; got != id {
+			t.Fatalf("node %d: cluster id %q, want the formatted %q", i+1, got, id)
+		}
+	}
+	md, err := kadm.NewClient(tc.client()).BrokerMetadata(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md.Cluster != id {
+		t.Fatalf("Metadata: cluster id %q, want %q", md.Cluster, id)
 	}
 }

@@ -153,6 +153,9 @@ func (c *controller) announce() bool {
 		clusterID = q.cfg.ClusterID
 	}
 	if clusterID == "" {
+		clusterID = q.cfg.FormattedClusterID
+	}
+	if clusterID == "" {
 		clusterID = NewTopicID().String()
 	}
 	if _, err := q.applyRecord(&record{Type: recSetController, NodeID: q.cfg.NodeID, ClusterID: clusterID}); err != nil {

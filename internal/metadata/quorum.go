@@ -80,8 +80,15 @@ type QuorumConfig struct {
 	// trigger a new one.
 	SnapshotThreshold uint64
 	// ClusterID is the cluster id a new cluster starts with; empty means
-	// the first controller makes one up.
+	// FormattedClusterID, and when that is empty too the first controller
+	// makes one up.
 	ClusterID string
+	// FormattedClusterID is the id `storage format` wrote in this node's
+	// log dirs (meta.properties). Unlike ClusterID it is not put in the
+	// image before the controller announces it: the first controller of a
+	// new cluster announces it, as a KRaft controller bootstraps the
+	// cluster with the id of its formatted directory.
+	FormattedClusterID string
 	// Logger receives the quorum's and Raft's logs; nil means slog.Default.
 	Logger *slog.Logger
 }
