@@ -145,6 +145,9 @@ func New(cfg *config.Broker, log *slog.Logger, opts ...Option) (*Broker, error) 
 			return nil, fmt.Errorf("log dir %s: %w", d, err)
 		}
 	}
+	if err := resolveVoters(cfg, log); err != nil {
+		return nil, err
+	}
 	self, err := b.selfRegistration()
 	if err != nil {
 		return nil, err

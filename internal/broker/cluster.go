@@ -10,6 +10,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"slices"
@@ -38,6 +39,66 @@ const metadataDirName = "__cluster_metadata-0"
 
 // isCluster reports whether this broker runs with a controller quorum.
 func isCluster(cfg *config.Broker) bool { return len(cfg.ControllerQuorumVoters) > 0 }
+
+// resolveVoters gives a node configured the KIP-853 way (controller.quorum.
+// bootstrap.servers, no controller.quorum.voters) its voter set: the one
+// `storage format --initial-controllers` left in its metadata directory.
+// Without one, bootstrap servers that are all this node's own controller
+// listener make a single node (`storage format --standalone`); any other
+// is refused, as such a node would otherwise start a cluster of its own.
+func resolveVoters(cfg *config.Broker, log *slog.Logger) error {
+	if len(cfg.ControllerQuorumVoters) > 0 || len(cfg.LogDirs) == 0 {
+		return nil
+	}
+	s, ok, err := metadata.ReadBootstrapVoters(cfg.LogDirs[0])
+	if err != nil {
+		return fmt.Errorf("log dir %s: %w", cfg.LogDirs[0], err)
+	}
+	if ok {
+		voters, err := config.ParseVoters(metadata.BootstrapVotersFile, s)
+		if err != nil {
+			return err
+		}
+		controller := len(cfg.ProcessRoles) == 0 || slices.Contains(cfg.ProcessRoles, "controller")
+		if controller && !slices.ContainsFunc(voters, func(v config.Voter) bool { return v.ID == cfg.NodeID }) {
+			return fmt.Errorf("node %d is a controller but not one of the initial controllers %s its log dir %s was formatted with", cfg.NodeID, s, cfg.LogDirs[0])
+		}
+		cfg.ControllerQuorumVoters = voters
+		log.Info("controller quorum voters from storage format --initial-controllers", "voters", s)
+		return nil
+	}
+	v, _ := cfg.Value("controller.quorum.bootstrap.servers")
+	for _, server := range config.SplitList(v) {
+		if !ownControllerAddress(cfg, server) {
+			return fmt.Errorf("controller.quorum.bootstrap.servers names %s, another node, but this node has no voter set: "+
+				"format its log dirs with `silkworm storage format --initial-controllers`, or set controller.quorum.voters "+
+				"(Silkworm's voter set is static; a broker-only node needs controller.quorum.voters)", server)
+		}
+	}
+	return nil
+}
+
+// ownControllerAddress reports whether host:port is one of this node's
+// controller listeners (an empty, wildcard or loopback host matches any
+// of those).
+func ownControllerAddress(cfg *config.Broker, hostPort string) bool {
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return false
+	}
+	local := func(h string) bool {
+		return h == "" || h == "localhost" || h == "0.0.0.0" || h == "::" || net.ParseIP(h).IsLoopback()
+	}
+	for _, l := range cfg.Listeners {
+		if !slices.Contains(cfg.ControllerListenerNames, l.Name) || strconv.Itoa(l.Port) != port {
+			continue
+		}
+		if l.Host == host || local(l.Host) && local(host) {
+			return true
+		}
+	}
+	return false
+}
 
 // clientListener is the first listener that is not a controller listener.
 func clientListener(cfg *config.Broker) (int, error) {

@@ -36,8 +36,9 @@ func newTestCluster(t *testing.T, n int, overrides ...string) *testCluster {
 }
 
 // newTestClusterOnDirs is newTestCluster with prepare called on each
-// node's (1-based id) empty log dir before any node starts.
-func newTestClusterOnDirs(t *testing.T, n int, prepare func(id int, dir string), overrides ...string) *testCluster {
+// node's (1-based id) empty log dir before any node starts; it may add to
+// tc.extra.
+func newTestClusterOnDirs(t *testing.T, n int, prepare func(tc *testCluster, id int, dir string), overrides ...string) *testCluster {
 	t.Helper()
 	tc := &testCluster{t: t, extra: overrides, brokers: make([]*Broker, n)}
 	// Distinct ports below the ephemeral range: two ports the kernel picks
@@ -47,7 +48,7 @@ func newTestClusterOnDirs(t *testing.T, n int, prepare func(id int, dir string),
 	for i := 0; i < n; i++ {
 		tc.dirs = append(tc.dirs, t.TempDir())
 		if prepare != nil {
-			prepare(i+1, tc.dirs[i])
+			prepare(tc, i+1, tc.dirs[i])
 		}
 	}
 	var wg sync.WaitGroup

@@ -7,11 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/metadata"
+	"github.com/silkworm/silkworm/internal/testcluster"
 )
 
 // TestStartsWithTheFormattedClusterID: a log dir formatted as
@@ -59,7 +62,7 @@ func TestStartsWithTheFormattedClusterID(t *testing.T) {
 // no silkworm.cluster.id) form a cluster of that id, as KRaft does.
 func TestClusterStartsWithTheFormattedClusterID(t *testing.T) {
 	const id = "Q2x1c3RlckZvcm1hdHRlZA"
-	tc := newTestClusterOnDirs(t, 3, func(node int, dir string) {
+	tc := newTestClusterOnDirs(t, 3, func(_ *testCluster, node int, dir string) {
 		meta := fmt.Appendf(nil, "#\n#Tue Dec 01 12:00:00 UTC 2026\nnode.id=%d\nversion=1\ncluster.id=%s\n", node, id)
 		if err := os.WriteFile(filepath.Join(dir, "meta.properties"), meta, 0o644); err != nil {
 			t.Fatal(err)
@@ -77,4 +80,58 @@ func TestClusterStartsWithTheFormattedClusterID(t *testing.T) {
 	if md.Cluster != id {
 		t.Fatalf("Metadata: cluster id %q, want %q", md.Cluster, id)
 	}
+}
+
+// TestClusterOfInitialControllers: nodes configured as Kafka 4 documents
+// a dynamic quorum (controller.quorum.bootstrap.servers, no
+// controller.quorum.voters) and formatted with --initial-controllers form
+// one cluster of those voters. Without the formatted voter set, bootstrap
+// servers naming other nodes are refused (the node would otherwise start
+// a cluster of its own); naming only its own controller listener, as
+// `--standalone` does, the node starts alone.
+func TestClusterOfInitialControllers(t *testing.T) {
+	tc := newTestClusterOnDirs(t, 3, func(tc *testCluster, node int, dir string) {
+		var voters, servers []string
+		for i, p := range tc.cports {
+			voters = append(voters, fmt.Sprintf("%d@127.0.0.1:%d", i+1, p))
+			servers = append(servers, fmt.Sprintf("127.0.0.1:%d", p))
+		}
+		if node == 1 {
+			tc.extra = append(tc.extra, "controller.quorum.voters=", "controller.quorum.bootstrap.servers="+strings.Join(servers, ","))
+		}
+		if err := metadata.WriteBootstrapVoters(dir, strings.Join(voters, ",")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for i, b := range tc.brokers {
+		if !isCluster(b.cfg) || len(b.meta.Image().Brokers) != 3 {
+			t.Fatalf("node %d: not one cluster of three: %d brokers", i+1, len(b.meta.Image().Brokers))
+		}
+	}
+	if res, err := kadm.NewClient(tc.client()).CreateTopic(context.Background(), 1, 3, nil, "t"); err != nil || res.Err != nil {
+		t.Fatalf("a topic of three replicas: %v %v", err, res.Err)
+	}
+
+	ports := testcluster.Ports(t, 2)
+	open := func(port int, servers string) (*Broker, error) {
+		cfg, err := config.Load("", []string{"process.roles=broker,controller", "node.id=1",
+			"listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://localhost:" + fmt.Sprint(port),
+			"controller.listener.names=CONTROLLER", "controller.quorum.bootstrap.servers=" + servers,
+			"log.dirs=" + t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}
+	if b, err := open(ports[0], fmt.Sprintf("localhost:%d,localhost:%d", ports[0], ports[1])); err == nil {
+		b.Close()
+		t.Fatal("started alone with bootstrap servers naming another node and no voter set")
+	} else if !strings.Contains(err.Error(), fmt.Sprintf("localhost:%d, another node", ports[1])) {
+		t.Fatalf("error does not name the other node: %v", err)
+	}
+	b, err := open(ports[0], fmt.Sprintf("127.0.0.1:%d", ports[0]))
+	if err != nil {
+		t.Fatalf("standalone: %v", err)
+	}
+	b.Close()
 }

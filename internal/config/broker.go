@@ -223,7 +223,7 @@ var brokerFields = []field{
 
 // compositeKeys are implemented by hand in build.
 var compositeKeys = []string{
-	"node.id", "broker.id", "process.roles", "controller.quorum.voters",
+	"node.id", "broker.id", "process.roles", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
 	"listeners", "advertised.listeners", "listener.security.protocol.map",
 	"inter.broker.listener.name", "security.inter.broker.protocol",
 	"log.dirs", "log.dir",
@@ -487,7 +487,7 @@ func setField(p any, v string) {
 	case *string:
 		*p = v
 	case *[]string:
-		*p = splitList(v)
+		*p = SplitList(v)
 	default:
 		panic(fmt.Sprintf("config: unsupported field type %T", p))
 	}
@@ -547,7 +547,7 @@ func (b *Broker) buildComposite() []error {
 		errs = append(errs, invalidValue("node.id", strconv.Itoa(int(b.NodeID)), "must be an integer >= 0"))
 	}
 
-	b.ProcessRoles = splitList(b.value("process.roles"))
+	b.ProcessRoles = SplitList(b.value("process.roles"))
 	if len(b.ProcessRoles) == 0 {
 		b.ProcessRoles = []string{"broker", "controller"}
 	}
@@ -560,7 +560,7 @@ func (b *Broker) buildComposite() []error {
 	}
 
 	var err error
-	if b.ControllerQuorumVoters, err = parseVoters("controller.quorum.voters", b.value("controller.quorum.voters")); err != nil {
+	if b.ControllerQuorumVoters, err = ParseVoters("controller.quorum.voters", b.value("controller.quorum.voters")); err != nil {
 		errs = append(errs, err)
 	}
 
@@ -606,9 +606,9 @@ func (b *Broker) buildComposite() []error {
 	}
 
 	if b.isSet("log.dirs") {
-		b.LogDirs = splitList(b.value("log.dirs"))
+		b.LogDirs = SplitList(b.value("log.dirs"))
 	} else {
-		b.LogDirs = splitList(b.value("log.dir"))
+		b.LogDirs = SplitList(b.value("log.dir"))
 	}
 	if len(b.LogDirs) == 0 {
 		errs = append(errs, errors.New("invalid configuration: at least one log directory must be defined via log.dirs or log.dir"))

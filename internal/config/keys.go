@@ -212,7 +212,7 @@ func checkTyped(name string, typ kmsg.ConfigType, valid, v string) error {
 		}
 		return nil
 	case kmsg.ConfigTypeList:
-		items := splitList(v)
+		items := SplitList(v)
 		// Kafka documents controller.quorum.voters and .bootstrap.servers as
 		// "non-empty list" yet defaults them to empty; no check here.
 		if choices := parseChoices(valid); choices != nil {
@@ -234,9 +234,9 @@ func checkTyped(name string, typ kmsg.ConfigType, valid, v string) error {
 	}
 }
 
-// splitList splits a Kafka LIST value: comma-separated, items trimmed, an
+// SplitList splits a Kafka LIST value: comma-separated, items trimmed, an
 // empty value is an empty list.
-func splitList(v string) []string {
+func SplitList(v string) []string {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return nil

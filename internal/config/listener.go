@@ -36,7 +36,7 @@ func (l Listener) String() string { return l.Name + "://" + l.Addr() }
 // NAME://host:port, NAME://[::1]:port or NAME://:port.
 func ParseListeners(key, value string) ([]Listener, error) {
 	var out []Listener
-	for _, item := range splitList(value) {
+	for _, item := range SplitList(value) {
 		i := strings.Index(item, "://")
 		if i <= 0 {
 			return nil, invalidValue(key, value, fmt.Sprintf("listener %q must look like NAME://host:port", item))
@@ -58,7 +58,7 @@ func ParseListeners(key, value string) ([]Listener, error) {
 // parseProtocolMap parses listener.security.protocol.map: NAME:PROTOCOL,...
 func parseProtocolMap(key, value string) (map[string]string, error) {
 	m := make(map[string]string)
-	for _, item := range splitList(value) {
+	for _, item := range SplitList(value) {
 		name, proto, ok := strings.Cut(item, ":")
 		name, proto = strings.ToUpper(strings.TrimSpace(name)), strings.TrimSpace(proto)
 		if !ok || name == "" {
@@ -79,9 +79,11 @@ type Voter struct {
 	Port int
 }
 
-func parseVoters(key, value string) ([]Voter, error) {
+// ParseVoters parses a controller.quorum.voters value (id@host:port,
+// ...); key names the value's source in the error.
+func ParseVoters(key, value string) ([]Voter, error) {
 	var out []Voter
-	for _, item := range splitList(value) {
+	for _, item := range SplitList(value) {
 		idStr, hostPort, ok := strings.Cut(item, "@")
 		id, err := strconv.ParseInt(idStr, 10, 32)
 		if !ok || err != nil || id < 0 {

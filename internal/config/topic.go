@@ -228,7 +228,7 @@ func checkTopicValue(k *TopicKey, v string) error {
 
 // checkThrottledReplicas accepts "*" or partition:broker pairs.
 func checkThrottledReplicas(name, v string) error {
-	items := splitList(v)
+	items := SplitList(v)
 	if len(items) == 1 && items[0] == "*" {
 		return nil
 	}
@@ -332,7 +332,7 @@ func canonical(typ kmsg.ConfigType, v string) string {
 			return formatDouble(f)
 		}
 	case kmsg.ConfigTypeList:
-		return strings.Join(splitList(v), ",")
+		return strings.Join(SplitList(v), ",")
 	}
 	return strings.TrimSpace(v)
 }

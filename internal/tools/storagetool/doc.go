@@ -16,8 +16,11 @@
 // Differences from Kafka: format writes no bootstrap.checkpoint (Silkworm
 // keeps its feature levels in the metadata log, written at first start);
 // --standalone, --initial-controllers and --no-initial-controllers are
-// checked as Kafka checks them but write no quorum snapshot (Silkworm's
-// quorum is the static controller.quorum.voters); --add-scram's
+// checked as Kafka checks them but write no quorum snapshot: Silkworm's
+// voter set is static. --initial-controllers' voters go to a file in the
+// metadata directory (metadata.BootstrapVotersFile) that the node takes
+// as its controller.quorum.voters; --standalone makes a single node.
+// --add-scram's
 // credentials go to a file in the metadata directory that the broker
 // applies at its first start (metadata.BootstrapScramFile). The first log dir is the metadata directory (Silkworm ignores
 // metadata.log.dir). An empty process.roles is Silkworm's combined

@@ -147,6 +147,13 @@ func Format(w io.Writer, cfg *config.Broker, o FormatOptions) error {
 	if o.Standalone && !isController(cfg) {
 		return errors.New("You can only use --standalone on a controller.")
 	}
+	var initial []dynamicVoter
+	if o.InitialControllers != "" {
+		var err error
+		if initial, err = parseDynamicVoters(o.InitialControllers); err != nil {
+			return err
+		}
+	}
 	if isController(cfg) && len(cfg.ControllerQuorumVoters) == 0 && n == 0 {
 		return errors.New("Because controller.quorum.voters is not set on this controller, you must specify one of the following: --standalone, --initial-controllers, or --no-initial-controllers.")
 	}
@@ -187,19 +194,34 @@ func Format(w io.Writer, cfg *config.Broker, o FormatOptions) error {
 	}
 	for _, d := range empty {
 		kind := "data directory"
+		mp := MetaProperties{ClusterID: o.ClusterID, NodeID: cfg.NodeID, DirectoryID: RandomUUID()}
 		if d == metadataDir {
 			kind = "metadata directory"
-			if o.Standalone || o.InitialControllers != "" {
+			switch {
+			case o.Standalone:
 				kind = "dynamic metadata voter directory"
+			case initial != nil:
+				kind = "dynamic metadata directory"
+				for _, v := range initial {
+					if v.id == cfg.NodeID {
+						kind, mp.DirectoryID = "dynamic metadata voter directory", v.directoryID
+					}
+				}
 			}
 		}
 		fmt.Fprintf(w, "Formatting %s %s with metadata.version %s.\n", kind, d, release)
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("Error while writing meta.properties file %s: %v", d, err)
 		}
-		mp := MetaProperties{ClusterID: o.ClusterID, NodeID: cfg.NodeID, DirectoryID: RandomUUID()}
 		if err := writeFileAtomic(filepath.Join(d, metaPropertiesFile), mp.encode()); err != nil {
 			return fmt.Errorf("Error while writing meta.properties file %s: %v", d, err)
+		}
+		// A standalone quorum is Silkworm's single node; an initial voter
+		// set becomes the node's controller.quorum.voters.
+		if d == metadataDir && initial != nil {
+			if err := metadata.WriteBootstrapVoters(d, votersValue(initial)); err != nil {
+				return fmt.Errorf("Error while writing the initial controllers in %s: %v", d, err)
+			}
 		}
 		if d == metadataDir && len(o.Scram) > 0 {
 			if err := metadata.WriteBootstrapScram(d, o.Scram); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/silkworm/silkworm/embed"
 	"github.com/silkworm/silkworm/internal/config"
+	"github.com/silkworm/silkworm/internal/metadata"
 	"github.com/silkworm/silkworm/internal/storage"
 	"github.com/silkworm/silkworm/internal/tools/golden"
 )
@@ -187,6 +188,56 @@ func TestParseAddScram(t *testing.T) {
 	} {
 		if _, err := parseAddScram(arg); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", arg, err, want)
+		}
+	}
+}
+
+// TestFormatInitialControllers: --initial-controllers (KIP-853) gives a
+// controller its directory id from the list and leaves the voter set for
+// the node's start; a node not in the list gets a dynamic metadata
+// directory with the same voters; malformed lists get Kafka's messages.
+func TestFormatInitialControllers(t *testing.T) {
+	const (
+		cid     = "MkU3OEVBNTcwNTJENDM2Qg"
+		initial = "1@localhost:9093:e8V0xKZ-TQ-pHztN6wBIQg,2@localhost:9094:3Db5QLSqSZieL3rJBUUegA,3@[::1]:9095:L3Db5QLSqSZieL3rJBUUeg"
+	)
+	for _, tc := range []struct {
+		node, roles, kind, dirID string
+	}{
+		{"2", "broker,controller", "dynamic metadata voter directory", "3Db5QLSqSZieL3rJBUUegA"},
+		{"4", "broker", "dynamic metadata directory", ""},
+	} {
+		d := filepath.Join(t.TempDir(), "d")
+		cfgPath := writeConfig(t, t.TempDir(), "node.id="+tc.node, "process.roles="+tc.roles,
+			"log.dirs="+d)
+		out, err := run("format", "-t", cid, "-c", cfgPath, "--initial-controllers", initial)
+		if err != nil || out != "Formatting "+tc.kind+" "+d+" with metadata.version 4.2-IV1.\n" {
+			t.Fatalf("node %s: %q %v", tc.node, out, err)
+		}
+		data, err := os.ReadFile(filepath.Join(d, "meta.properties"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		props, _ := config.ParseProperties(bytes.NewReader(data))
+		if tc.dirID != "" && props["directory.id"] != tc.dirID {
+			t.Errorf("node %s: directory.id %q, want the initial controllers' %q", tc.node, props["directory.id"], tc.dirID)
+		}
+		voters, ok, err := metadata.ReadBootstrapVoters(d)
+		if err != nil || !ok || voters != "1@localhost:9093,2@localhost:9094,3@[::1]:9095" {
+			t.Errorf("node %s: bootstrap voters %q %v %v", tc.node, voters, ok, err)
+		}
+	}
+	cfgPath := writeConfig(t, t.TempDir(), "node.id=1", "log.dirs="+filepath.Join(t.TempDir(), "d"))
+	for _, tc := range []struct{ list, want string }{
+		{"1localhost:9093:e8V0xKZ-TQ-pHztN6wBIQg", "No @ found in dynamic voter string."},
+		{"x@localhost:9093:e8V0xKZ-TQ-pHztN6wBIQg", "Failed to parse node id in dynamic voter string."},
+		{"1@localhost:9093", "No colon following port could be found."},
+		{"1@localhost:99999:e8V0xKZ-TQ-pHztN6wBIQg", "Invalid port 99999 in dynamic voter string."},
+		{"1@localhost:9093:nope", "Failed to parse directory ID in dynamic voter string."},
+		{"1@a:1:e8V0xKZ-TQ-pHztN6wBIQg,1@b:2:3Db5QLSqSZieL3rJBUUegA", "Node id 1 was specified more than once."},
+	} {
+		if _, err := run("format", "-t", cid, "-c", cfgPath, "-I", tc.list); err == nil || err.Error() != tc.want {
+			t.Errorf("-I %q: %v, want %q", tc.list, err, tc.want)
 		}
 	}
 }
