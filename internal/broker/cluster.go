@@ -79,22 +79,47 @@ func resolveVoters(cfg *config.Broker, log *slog.Logger) error {
 }
 
 // ownControllerAddress reports whether host:port is one of this node's
-// controller listeners (an empty, wildcard or loopback host matches any
-// of those).
+// controller listeners, as listened on or advertised. A listener on all
+// interfaces matches any host that resolves to one of this machine's
+// addresses; a loopback one any loopback host.
 func ownControllerAddress(cfg *config.Broker, hostPort string) bool {
 	host, port, err := net.SplitHostPort(hostPort)
 	if err != nil {
 		return false
 	}
-	local := func(h string) bool {
-		return h == "" || h == "localhost" || h == "0.0.0.0" || h == "::" || net.ParseIP(h).IsLoopback()
-	}
-	for _, l := range cfg.Listeners {
+	wildcard := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	loopback := func(h string) bool { return h == "localhost" || net.ParseIP(h).IsLoopback() }
+	for _, l := range slices.Concat(cfg.Listeners, cfg.AdvertisedListeners) {
 		if !slices.Contains(cfg.ControllerListenerNames, l.Name) || strconv.Itoa(l.Port) != port {
 			continue
 		}
-		if l.Host == host || local(l.Host) && local(host) {
+		switch {
+		case l.Host == host, loopback(l.Host) && loopback(host):
 			return true
+		case wildcard(l.Host) && (wildcard(host) || loopback(host) || resolvesToThisMachine(host)):
+			return true
+		}
+	}
+	return false
+}
+
+// resolvesToThisMachine reports whether one of host's addresses is one of
+// this machine's interface addresses.
+func resolvesToThisMachine(host string) bool {
+	addrs, err := net.LookupHost(host)
+	if err != nil {
+		return false
+	}
+	ifaddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		ip := net.ParseIP(a)
+		for _, ia := range ifaddrs {
+			if n, ok := ia.(*net.IPNet); ok && ip != nil && n.IP.Equal(ip) {
+				return true
+			}
 		}
 	}
 	return false

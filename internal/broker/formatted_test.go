@@ -135,3 +135,21 @@ func TestClusterOfInitialControllers(t *testing.T) {
 	}
 	b.Close()
 }
+
+// TestOwnControllerAddress: which bootstrap servers name this node.
+func TestOwnControllerAddress(t *testing.T) {
+	cfg, err := config.Load("", []string{"process.roles=broker,controller", "node.id=1",
+		"listeners=PLAINTEXT://:9092,CONTROLLER://:9093", "advertised.listeners=PLAINTEXT://kafka-1:9092,CONTROLLER://kafka-1:9093",
+		"controller.listener.names=CONTROLLER", "log.dirs=" + t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for addr, want := range map[string]bool{
+		"localhost:9093": true, "127.0.0.1:9093": true, "kafka-1:9093": true, "0.0.0.0:9093": true,
+		"localhost:9092": false, "localhost:9094": false, "kafka-2.invalid:9093": false, "nonsense": false,
+	} {
+		if got := ownControllerAddress(cfg, addr); got != want {
+			t.Errorf("%s: own %v, want %v", addr, got, want)
+		}
+	}
+}
