@@ -215,6 +215,13 @@ func (b *Broker) saslMechanisms(ls *listenerSec, get func(string) (string, bool)
 		if name == "" || ls.mechs[name] != nil {
 			continue
 		}
+		if name == "GSSAPI" {
+			// Listed next to others, as in many Kafka configs: those are
+			// served, and a client asking for GSSAPI gets
+			// UNSUPPORTED_SASL_MECHANISM with the list.
+			b.log.Warn("GSSAPI (Kerberos) is not supported; the listener serves its other SASL mechanisms", "listener", ls.name)
+			continue
+		}
 		m, stop, err := b.saslMechanism(ls.name, name)
 		if err != nil {
 			return err
@@ -234,7 +241,8 @@ func (b *Broker) saslMechanisms(ls *listenerSec, get func(string) (string, bool)
 		}
 	}
 	if len(ls.names) == 0 {
-		return errors.New("sasl.enabled.mechanisms is empty: a SASL listener needs at least one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER")
+		return fmt.Errorf("sasl.enabled.mechanisms is %q: a SASL listener needs at least one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER "+
+			"(GSSAPI, Kafka's default, is not supported)", v)
 	}
 	return nil
 }
@@ -275,8 +283,6 @@ func (b *Broker) saslMechanism(listener, name string) (sasl.Mechanism, func(), e
 		return m, nil, err
 	case "OAUTHBEARER":
 		return b.oauthMechanism(listener, jaas)
-	case "GSSAPI":
-		return nil, nil, errors.New("GSSAPI (Kerberos) is not supported; set sasl.enabled.mechanisms to PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and/or OAUTHBEARER")
 	}
 	return nil, nil, fmt.Errorf("unknown SASL mechanism %q in sasl.enabled.mechanisms", name)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -745,5 +746,39 @@ func TestPlainAuthenticatorOption(t *testing.T) {
 		if (err == nil) != c.ok {
 			t.Errorf("password %q: %v, want success %v", c.pass, err, c.ok)
 		}
+	}
+}
+
+// TestSASLGSSAPIAmongOthers: a listener whose sasl.enabled.mechanisms
+// lists GSSAPI next to mechanisms Silkworm has (aiokafka's image lists
+// PLAIN,GSSAPI,SCRAM-SHA-256,SCRAM-SHA-512) starts and serves those; a
+// GSSAPI handshake gets UNSUPPORTED_SASL_MECHANISM with the served list.
+// GSSAPI alone, Kafka's default, is refused at start-up.
+func TestSASLGSSAPIAmongOthers(t *testing.T) {
+	tb := newSASLBroker(t, "sasl.enabled.mechanisms=PLAIN,GSSAPI")
+	c := dialRaw(t, tb.b.ListenerAddr("SASL_PLAINTEXT"))
+	resp := c.saslHandshake(1, "GSSAPI")
+	if resp.ErrorCode != kerr.UnsupportedSaslMechanism.Code || !slices.Equal(resp.SupportedMechanisms, []string{"PLAIN"}) {
+		t.Fatalf("GSSAPI handshake: %+v, want UNSUPPORTED_SASL_MECHANISM listing PLAIN", resp)
+	}
+	tb.createTopic(testCtx(t), "events", 1, nil)
+	cl := saslClient(t, tb, plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())
+	if err := produceOne(testCtx(t), cl, "events"); err != nil {
+		t.Fatalf("PLAIN next to GSSAPI: %v", err)
+	}
+
+	cfg, err := config.Load("", []string{"listeners=PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "log.dirs=" + t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil {
+		err = b.Start()
+		b.Close()
+	}
+	if err == nil {
+		t.Fatal("started a SASL listener whose only mechanism is GSSAPI")
+	} else if !strings.Contains(err.Error(), "GSSAPI") {
+		t.Fatalf("error does not name GSSAPI: %v", err)
 	}
 }
