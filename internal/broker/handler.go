@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -220,4 +221,29 @@ func (b *Broker) run(r *request) {
 	start := time.Now()
 	apis[r.hdr.APIKey].handle(b, r)
 	b.recordRequestTime(r, time.Since(start))
+}
+
+// errorResponse is Kafka's AbstractRequest.getErrorResponse for a request
+// refused before any handler ran: Metadata names each requested topic with
+// the error (no partitions); other responses carry it in their top-level
+// ErrorCode when they have one, and are otherwise empty.
+func errorResponse(req kmsg.Request, code int16) kmsg.Response {
+	resp := req.ResponseKind()
+	if q, ok := req.(*kmsg.MetadataRequest); ok {
+		m := resp.(*kmsg.MetadataResponse)
+		for _, t := range q.Topics {
+			mt := kmsg.NewMetadataResponseTopic()
+			name := ""
+			if t.Topic != nil {
+				name = *t.Topic
+			}
+			mt.Topic, mt.TopicID, mt.ErrorCode = &name, t.TopicID, code
+			m.Topics = append(m.Topics, mt)
+		}
+		return resp
+	}
+	if f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode"); f.IsValid() && f.Kind() == reflect.Int16 {
+		f.SetInt(int64(code))
+	}
+	return resp
 }

@@ -336,6 +336,25 @@ func TestSASLBadInput(t *testing.T) {
 		c.send(req)
 		c.expectClosed("SaslAuthenticate before SaslHandshake")
 	})
+	t.Run("request during the exchange gets its error answer, then a close", func(t *testing.T) {
+		// Kafka's SaslServerAuthenticator: the request's getErrorResponse
+		// with ILLEGAL_SASL_STATE, then the connection closes.
+		c := dialRaw(t, addr)
+		if resp := c.saslHandshake(1, "PLAIN"); resp.ErrorCode != 0 {
+			t.Fatalf("handshake: %d", resp.ErrorCode)
+		}
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = 12
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr("events")
+		req.Topics = append(req.Topics, rt)
+		resp := c.roundTrip(req).(*kmsg.MetadataResponse)
+		if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != kerr.IllegalSaslState.Code || len(resp.Brokers) != 0 ||
+			resp.Topics[0].Topic == nil || *resp.Topics[0].Topic != "events" {
+			t.Fatalf("Metadata during SASL authentication: %+v, want events with ILLEGAL_SASL_STATE", resp)
+		}
+		c.expectClosed("after the error answer")
+	})
 	t.Run("mechanism not enabled", func(t *testing.T) {
 		c := dialRaw(t, addr)
 		resp := c.saslHandshake(1, "GSSAPI")
@@ -429,7 +448,8 @@ func TestSASLReauthentication(t *testing.T) {
 		t.Fatalf("authenticate: error %d, session lifetime %d ms, want 0 < lifetime <= 300", resp.ErrorCode, resp.SessionLifetimeMillis)
 	}
 	// A re-authentication that never finishes does not keep the session:
-	// only SaslAuthenticate is admitted once it started.
+	// only SaslAuthenticate is admitted once it started (another request
+	// gets its error answer, then the connection closes).
 	r2 := dialRaw(t, addr)
 	if resp := r2.saslHandshake(1, "PLAIN"); resp.ErrorCode != 0 {
 		t.Fatalf("handshake: %d", resp.ErrorCode)
@@ -444,7 +464,9 @@ func TestSASLReauthentication(t *testing.T) {
 	}
 	md0 := kmsg.NewPtrMetadataRequest()
 	md0.Version = 4
-	r2.send(md0)
+	if resp := r2.roundTrip(md0).(*kmsg.MetadataResponse); len(resp.Brokers) != 0 || len(resp.Topics) != 0 {
+		t.Fatalf("Metadata during a re-authentication: %+v, want the empty error answer", resp)
+	}
 	r2.expectClosed("Metadata during a re-authentication")
 
 	// Waiting for the session to end is the behaviour under test, not a

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/silkworm/silkworm/internal/security"
@@ -335,6 +336,20 @@ func (c *conn) readLoop() {
 			continue // answered during decoding (ApiVersions with an unknown version)
 		}
 		if !c.admit(r) {
+			if c.sasl == saslAuthenticating || c.sasl == saslReauthenticating {
+				// Kafka's SaslServerAuthenticator answers a request other
+				// than SaslAuthenticate during the exchange with that
+				// request's error response (ILLEGAL_SASL_STATE), then
+				// closes; writeLoop closes once the answer is out.
+				last = r
+				c.seq.add(r)
+				r.respondAndClose(errorResponse(r.kreq, kerr.IllegalSaslState.Code))
+				select {
+				case <-c.done:
+				case <-c.s.closing:
+				case <-time.After(10 * time.Second):
+				}
+			}
 			return
 		}
 		last = r
