@@ -92,5 +92,26 @@ func handleAlterClientQuotas(b *Broker, r *request) {
 			}
 		}
 	}
+	javaQuotaResultOrder(resp)
 	r.respond(resp)
+}
+
+// javaQuotaResultOrder puts the answer in Kafka's order: the controller
+// keeps the results in a default HashMap keyed by entity, and each entity
+// is the HashMap AlterClientQuotasRequest.entries builds (new
+// HashMap<>(components), then each put in request order).
+func javaQuotaResultOrder(resp *kmsg.AlterClientQuotasResponse) {
+	for i := range resp.Entries {
+		ent := resp.Entries[i].Entity
+		javaHashMapOrder(ent, func(ee kmsg.AlterClientQuotasResponseEntryEntity) int32 {
+			return javaStringHash(ee.Type)
+		}, javaHashMapCapacity(len(ent), len(ent)))
+	}
+	javaHashMapOrder(resp.Entries, func(re kmsg.AlterClientQuotasResponseEntry) int32 {
+		types, names := make([]string, len(re.Entity)), make([]*string, len(re.Entity))
+		for i, ee := range re.Entity {
+			types[i], names[i] = ee.Type, ee.Name
+		}
+		return quotaEntityHash(types, names)
+	}, javaHashMapCapacity(-1, len(resp.Entries)))
 }

@@ -8,7 +8,6 @@ package broker
 
 import (
 	"errors"
-	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -49,11 +48,15 @@ func handleDescribeClientQuotas(b *Broker, r *request) {
 			ee.Type, ee.Name = c.Type, c.Name
 			re.Entity = append(re.Entity, ee)
 		}
+		// ClientQuotaImage.dataToEntity: a default HashMap.
+		javaHashMapOrder(re.Entity, func(ee kmsg.DescribeClientQuotasResponseEntryEntity) int32 {
+			return javaStringHash(ee.Type)
+		}, javaHashMapCapacity(-1, len(re.Entity)))
 		keys := make([]string, 0, len(e.Values))
 		for k := range e.Values {
 			keys = append(keys, k)
 		}
-		sort.Strings(keys)
+		javaImageOrder(keys, javaStringHash)
 		for _, k := range keys {
 			v := kmsg.NewDescribeClientQuotasResponseEntryValue()
 			v.Key, v.Value = k, e.Values[k]
@@ -61,5 +64,24 @@ func handleDescribeClientQuotas(b *Broker, r *request) {
 		}
 		resp.Entries = append(resp.Entries, re)
 	}
+	javaImageOrder(resp.Entries, func(re kmsg.DescribeClientQuotasResponseEntry) int32 {
+		types, names := make([]string, len(re.Entity)), make([]*string, len(re.Entity))
+		for i, ee := range re.Entity {
+			types[i], names[i] = ee.Type, ee.Name
+		}
+		return quotaEntityHash(types, names)
+	})
 	r.respond(resp)
+}
+
+// javaImageOrder sorts items as Kafka's ClientQuotasImage and
+// ClientQuotaImage maps iterate them: a HashMap rebuilt on each change
+// (new HashMap<>(previous size), then every entry put), whose entries
+// met in one change were put in the order of that change's own default
+// HashMap. It assumes the map only grew, so its table is the one n puts
+// make, and that its entries came in one change; items sharing a bucket
+// then keep their current order after that of the change's map.
+func javaImageOrder[T any](items []T, hash func(T) int32) {
+	javaHashMapOrder(items, hash, javaHashMapCapacity(-1, len(items)))
+	javaHashMapOrder(items, hash, javaHashMapCapacity(0, len(items)))
 }
