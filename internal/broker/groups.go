@@ -19,7 +19,6 @@ import (
 
 	"github.com/silkworm/silkworm/internal/config"
 	"github.com/silkworm/silkworm/internal/group"
-	"github.com/silkworm/silkworm/internal/metadata"
 	"github.com/silkworm/silkworm/internal/partition"
 	"github.com/silkworm/silkworm/internal/record"
 	"github.com/silkworm/silkworm/internal/storage"
@@ -88,25 +87,7 @@ func (b *Broker) stopGroups() {
 
 // ensureOffsetsTopic returns __consumer_offsets, creating it if needed.
 func (b *Broker) ensureOffsetsTopic() (*topicState, error) {
-	if ts := b.topic(offsetsTopic); ts != nil {
-		return ts, nil
-	}
-	rf := min(b.cfg.OffsetsTopicReplicationFactor, len(b.meta.Image().Brokers))
-	configs := map[string]string{
-		"cleanup.policy":   "compact",
-		"segment.bytes":    strconv.Itoa(b.cfg.OffsetsTopicSegmentBytes),
-		"compression.type": "producer",
-	}
-	_, err := b.meta.CreateTopic(offsetsTopic, int32(b.cfg.OffsetsTopicNumPartitions), int16(max(rf, 1)), configs)
-	if err != nil && !errors.Is(err, metadata.ErrTopicExists) {
-		return nil, fmt.Errorf("create %s: %w", offsetsTopic, err)
-	}
-	ts := b.topic(offsetsTopic)
-	if ts == nil {
-		return nil, fmt.Errorf("%s was created but has no local replicas", offsetsTopic)
-	}
-	b.log.Info("created internal topic", "topic", offsetsTopic, "partitions", len(ts.partitions), "replication.factor", rf)
-	return ts, nil
+	return b.ensureInternalTopic(offsetsTopic)
 }
 
 // groupHost gives the coordinator the broker's partitions and topics.

@@ -133,8 +133,15 @@ func handleMetadata(b *Broker, r *request) {
 				// creates the topic (or finds it being created) is
 				// answered LEADER_NOT_AVAILABLE with no partitions;
 				// the next Metadata request sees the topic.
+				// An internal topic is made as its coordinator makes it.
 				code = kerr.LeaderNotAvailable.Code
-				if _, err := b.createTopic(name, -1, -1, nil); err != nil && !errors.Is(err, metadata.ErrTopicExists) {
+				var err error
+				if _, _, _, internal := b.internalTopicSpec(name); internal {
+					err = b.createInternalTopic(name)
+				} else {
+					_, err = b.createTopic(name, -1, -1, nil)
+				}
+				if err != nil && !errors.Is(err, metadata.ErrTopicExists) {
 					b.log.Warn("auto-create topic", "topic", name, "err", err)
 					code = errorCode(err)
 				}

@@ -238,28 +238,7 @@ func (b *Broker) isConsumerGroup(groupID string) bool {
 // ensureShareStateTopic returns __share_group_state, creating it if
 // needed.
 func (b *Broker) ensureShareStateTopic() (*topicState, error) {
-	if ts := b.topic(shareStateTopic); ts != nil {
-		return ts, nil
-	}
-	rf := min(int(intConfig(b.cfg, "share.coordinator.state.topic.replication.factor", 3)), len(b.meta.Image().Brokers))
-	rf = max(rf, 1)
-	configs := map[string]string{
-		"cleanup.policy":      "compact",
-		"segment.bytes":       strconv.FormatInt(intConfig(b.cfg, "share.coordinator.state.topic.segment.bytes", 104857600), 10),
-		"compression.type":    "producer",
-		"min.insync.replicas": strconv.Itoa(min(int(intConfig(b.cfg, "share.coordinator.state.topic.min.isr", 2)), rf)),
-	}
-	n := int32(intConfig(b.cfg, "share.coordinator.state.topic.num.partitions", 50))
-	_, err := b.meta.CreateTopic(shareStateTopic, n, int16(rf), configs)
-	if err != nil && !errors.Is(err, metadata.ErrTopicExists) {
-		return nil, fmt.Errorf("create %s: %w", shareStateTopic, err)
-	}
-	ts := b.topic(shareStateTopic)
-	if ts == nil {
-		return nil, fmt.Errorf("%s was created but has no local replicas", shareStateTopic)
-	}
-	b.log.Info("created internal topic", "topic", shareStateTopic, "partitions", len(ts.partitions), "replication.factor", rf)
-	return ts, nil
+	return b.ensureInternalTopic(shareStateTopic)
 }
 
 // shareStatePartition is the __share_group_state partition of a

@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -56,7 +57,72 @@ func topicNameProblem(name string) error {
 
 // isInternalTopic reports Kafka's internal topics.
 func isInternalTopic(name string) bool {
-	return name == "__consumer_offsets" || name == "__transaction_state"
+	return name == offsetsTopic || name == transactionStateTopic || name == shareStateTopic
+}
+
+// internalTopicSpec is how Kafka creates an internal topic, by
+// CreateTopics of its coordinator or by Metadata's auto-creation alike
+// (AutoTopicCreationManager.creatableTopic): its partitions, replication
+// factor (at most the registered brokers) and configs. ok is false for
+// other topics.
+func (b *Broker) internalTopicSpec(name string) (partitions int32, rf int16, configs map[string]string, ok bool) {
+	brokers := len(b.meta.Image().Brokers)
+	replicas := func(want int) int { return max(min(want, brokers), 1) }
+	switch name {
+	case offsetsTopic:
+		return int32(b.cfg.OffsetsTopicNumPartitions), int16(replicas(b.cfg.OffsetsTopicReplicationFactor)), map[string]string{
+			"cleanup.policy":   "compact",
+			"segment.bytes":    strconv.Itoa(b.cfg.OffsetsTopicSegmentBytes),
+			"compression.type": "producer",
+		}, true
+	case transactionStateTopic:
+		n := replicas(b.cfg.TransactionStateLogReplicationFactor)
+		return int32(b.cfg.TransactionStateLogNumPartitions), int16(n), map[string]string{
+			"cleanup.policy":      "compact",
+			"segment.bytes":       strconv.Itoa(b.cfg.TransactionStateLogSegmentBytes),
+			"compression.type":    "producer",
+			"min.insync.replicas": strconv.Itoa(min(b.cfg.TransactionStateLogMinISR, n)),
+		}, true
+	case shareStateTopic:
+		n := replicas(int(intConfig(b.cfg, "share.coordinator.state.topic.replication.factor", 3)))
+		return int32(intConfig(b.cfg, "share.coordinator.state.topic.num.partitions", 50)), int16(n), map[string]string{
+			"cleanup.policy":      "compact",
+			"segment.bytes":       strconv.FormatInt(intConfig(b.cfg, "share.coordinator.state.topic.segment.bytes", 104857600), 10),
+			"compression.type":    "producer",
+			"min.insync.replicas": strconv.Itoa(min(int(intConfig(b.cfg, "share.coordinator.state.topic.min.isr", 2)), n)),
+		}, true
+	}
+	return 0, 0, nil, false
+}
+
+// createInternalTopic creates the internal topic name as its spec says;
+// that it exists already is no error.
+func (b *Broker) createInternalTopic(name string) error {
+	partitions, rf, configs, _ := b.internalTopicSpec(name)
+	_, err := b.meta.CreateTopic(name, partitions, rf, configs)
+	if err != nil && !errors.Is(err, metadata.ErrTopicExists) {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	if err == nil {
+		b.log.Info("created internal topic", "topic", name, "partitions", partitions, "replication.factor", rf)
+	}
+	return nil
+}
+
+// ensureInternalTopic returns the internal topic name, creating it if
+// needed.
+func (b *Broker) ensureInternalTopic(name string) (*topicState, error) {
+	if ts := b.topic(name); ts != nil {
+		return ts, nil
+	}
+	if err := b.createInternalTopic(name); err != nil {
+		return nil, err
+	}
+	ts := b.topic(name)
+	if ts == nil {
+		return nil, fmt.Errorf("%s was created but has no local replicas", name)
+	}
+	return ts, nil
 }
 
 // errInvalidConfig marks a topic config error for the INVALID_CONFIG code.

@@ -107,26 +107,7 @@ func (b *Broker) stopTxns() {
 
 // ensureTxnTopic returns __transaction_state, creating it if needed.
 func (b *Broker) ensureTxnTopic() (*topicState, error) {
-	if ts := b.topic(transactionStateTopic); ts != nil {
-		return ts, nil
-	}
-	rf := min(b.cfg.TransactionStateLogReplicationFactor, len(b.meta.Image().Brokers))
-	configs := map[string]string{
-		"cleanup.policy":      "compact",
-		"segment.bytes":       strconv.Itoa(b.cfg.TransactionStateLogSegmentBytes),
-		"compression.type":    "producer",
-		"min.insync.replicas": strconv.Itoa(min(b.cfg.TransactionStateLogMinISR, max(rf, 1))),
-	}
-	_, err := b.meta.CreateTopic(transactionStateTopic, int32(b.cfg.TransactionStateLogNumPartitions), int16(max(rf, 1)), configs)
-	if err != nil && !errors.Is(err, metadata.ErrTopicExists) {
-		return nil, fmt.Errorf("create %s: %w", transactionStateTopic, err)
-	}
-	ts := b.topic(transactionStateTopic)
-	if ts == nil {
-		return nil, fmt.Errorf("%s was created but has no local replicas", transactionStateTopic)
-	}
-	b.log.Info("created internal topic", "topic", transactionStateTopic, "partitions", len(ts.partitions), "replication.factor", rf)
-	return ts, nil
+	return b.ensureInternalTopic(transactionStateTopic)
 }
 
 // txnHost gives the transaction coordinator the broker's partitions.
