@@ -7,8 +7,9 @@ package broker
 // For a KIP-848 consumer group the generation is the member epoch
 // (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID). v10 names topics by id: an id
 // the cluster does not know is UNKNOWN_TOPIC_ID for its partitions.
-// Deviation: the v2-4 RetentionTimeMillis is ignored (Kafka ignores it too
-// since 2.1 for groups it manages); offsets.retention.minutes applies.
+// A v2-4 RetentionTimeMillis other than -1 gives the offsets their own
+// expiry (value version 1 with its expire timestamp), as in Kafka 4;
+// otherwise offsets.retention.minutes applies.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

@@ -79,6 +79,7 @@
 //
 // Offsets of Empty groups expire after offsets.retention.minutes (counted
 // from when a consumer group became Empty, or from the commit for groups
-// that only commit); tombstones are written, and a group left with no
-// offsets is removed.
+// that only commit), or at the expire time an OffsetCommit v2-4 gave them
+// with its retention time (value version 1, as Kafka 4 writes it);
+// tombstones are written, and a group left with no offsets is removed.
 package group

@@ -97,6 +97,9 @@ type committed struct {
 	leaderEpoch int32
 	metadata    string
 	commitTime  time.Time
+	// expire is when an OffsetCommit v2-4 with a retention time asked the
+	// offset to expire (zero: offsets.retention.minutes applies).
+	expire time.Time
 }
 
 // group is one consumer group. Safe for concurrent use through mu.

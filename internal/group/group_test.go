@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -647,4 +648,69 @@ func TestInitialRebalanceDelayWaitsForMoreMembers(t *testing.T) {
 			t.Fatalf("first generation: %+v %+v", r1, r2)
 		}
 	})
+}
+
+// TestOffsetCommitRetentionTime: an OffsetCommit v2-4 with a retention
+// time gives its offsets their own expiry, kept in the record (value
+// version 1) across a reload, as Kafka 4's coordinator does; -1 leaves
+// offsets.retention.minutes in charge.
+func TestOffsetCommitRetentionTime(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1_000_000, 0)
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	cfg := testConfig()
+	cfg.OffsetsRetention = time.Hour
+	cfg.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h := newMemHost()
+	c := newTestCoordinator(t, cfg, h)
+	commitRetained := func(group string, version int16, retention time.Duration) {
+		t.Helper()
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Version, req.Group, req.Generation = version, group, -1
+		req.RetentionTimeMillis = int64(retention / time.Millisecond)
+		if retention < 0 {
+			req.RetentionTimeMillis = -1
+		}
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = "t"
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Offset = 5
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		if r := c.OffsetCommit(req); r.Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("commit %s: %+v", group, r)
+		}
+	}
+	commitRetained("short", 4, 10*time.Minute)
+	commitRetained("default", 4, -1)
+	commitRetained("long", 2, 2*time.Hour)
+	kept := func(c *Coordinator, groups ...string) []string {
+		var out []string
+		for _, g := range groups {
+			if len(fetch(c, g)) > 0 {
+				out = append(out, g)
+			}
+		}
+		return out
+	}
+	advance(11 * time.Minute)
+	c.expireOffsets()
+	if got := kept(c, "short", "default", "long"); !slices.Equal(got, []string{"default", "long"}) {
+		t.Fatalf("after 11 minutes: %v kept, want default and long", got)
+	}
+	advance(50 * time.Minute)
+	c.expireOffsets()
+	if got := kept(c, "default", "long"); !slices.Equal(got, []string{"long"}) {
+		t.Fatalf("after 61 minutes: %v kept, want long (its own 2 h retention)", got)
+	}
+	c.Close()
+	c = newTestCoordinator(t, cfg, h)
+	if got := kept(c, "long"); len(got) != 1 {
+		t.Fatal("an offset with its own retention lost it across a reload")
+	}
+	advance(60 * time.Minute)
+	c.expireOffsets()
+	if got := kept(c, "long"); len(got) != 0 {
+		t.Fatal("an offset outlived its own retention after a reload")
+	}
 }

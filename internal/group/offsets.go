@@ -26,6 +26,9 @@ func offsetRecordKey(group string, k offsetKey) []byte {
 	return key.AppendTo(nil)
 }
 
+// offsetRecordValue is the OffsetCommitValue of o: version 1, with its
+// expire timestamp, when o has one (as Kafka's
+// GroupCoordinatorRecordHelpers writes it), else version 3.
 func offsetRecordValue(o committed) []byte {
 	v := kmsg.NewOffsetCommitValue()
 	v.Version = offsetValueVersion
@@ -33,7 +36,23 @@ func offsetRecordValue(o committed) []byte {
 	v.LeaderEpoch = o.leaderEpoch
 	v.Metadata = o.metadata
 	v.CommitTimestamp = o.commitTime.UnixMilli()
+	if !o.expire.IsZero() {
+		v.Version = 1
+		v.ExpireTimestamp = o.expire.UnixMilli()
+	}
 	return v.AppendTo(nil)
+}
+
+// committedFromValue is the offset an OffsetCommitValue record holds.
+func committedFromValue(v *kmsg.OffsetCommitValue) committed {
+	o := committed{offset: v.Offset, leaderEpoch: -1, metadata: v.Metadata, commitTime: time.UnixMilli(v.CommitTimestamp)}
+	if v.Version >= 3 {
+		o.leaderEpoch = v.LeaderEpoch
+	}
+	if v.Version == 1 && v.ExpireTimestamp >= 0 {
+		o.expire = time.UnixMilli(v.ExpireTimestamp)
+	}
+	return o
 }
 
 func groupRecordKey(group string) []byte {
@@ -167,11 +186,7 @@ func applyRecord(c *Coordinator, get func(string) *group, hasMeta map[string]boo
 		if err := v.ReadFrom(r.Value); err != nil {
 			return fmt.Errorf("offset commit value: %w", err)
 		}
-		epoch := int32(-1)
-		if v.Version >= 3 {
-			epoch = v.LeaderEpoch
-		}
-		g.offsets[key] = committed{offset: v.Offset, leaderEpoch: epoch, metadata: v.Metadata, commitTime: time.UnixMilli(v.CommitTimestamp)}
+		g.offsets[key] = committedFromValue(&v)
 	case 2:
 		var k kmsg.GroupMetadataKey
 		if err := k.ReadFrom(r.Key); err != nil {
@@ -318,6 +333,11 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 			}
 			key := offsetKey{rt.Topic, rp.Partition}
 			o := committed{offset: rp.Offset, leaderEpoch: rp.LeaderEpoch, metadata: meta, commitTime: now}
+			if v := req.GetVersion(); v >= 2 && v <= 4 && req.RetentionTimeMillis != -1 {
+				// Kafka's OffsetMetadataManager: an explicit retention
+				// sets this offset's own expiry.
+				o.expire = now.Add(time.Duration(req.RetentionTimeMillis) * time.Millisecond)
+			}
 			writes = append(writes, pending{i, j, key, o})
 			recs = append(recs, record.Record{Key: offsetRecordKey(g.id, key), Value: offsetRecordValue(o), OffsetDelta: int32(len(recs))})
 		}
@@ -531,7 +551,11 @@ func (g *group) expireLocked(now time.Time) bool {
 		if g.protocolType != "" && g.cg == nil {
 			since = g.stateTime // a consumer group: from when it became Empty
 		}
-		if now.Sub(since) >= g.c.cfg.OffsetsRetention {
+		expire := since.Add(g.c.cfg.OffsetsRetention)
+		if !o.expire.IsZero() {
+			expire = o.expire // Kafka's OffsetExpirationConditionImpl
+		}
+		if !now.Before(expire) {
 			expired = append(expired, k)
 		}
 	}

@@ -10,7 +10,6 @@ package group
 import (
 	"encoding/binary"
 	"errors"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -220,12 +219,7 @@ func (tr *txnReplay) finish(get func(string) *group) {
 			if k.ReadFrom(r.Key) != nil || v.ReadFrom(r.Value) != nil {
 				continue
 			}
-			epoch := int32(-1)
-			if v.Version >= 3 {
-				epoch = v.LeaderEpoch
-			}
-			get(k.Group).addTxnOffsetLocked(pid, offsetKey{k.Topic, k.Partition},
-				committed{offset: v.Offset, leaderEpoch: epoch, metadata: v.Metadata, commitTime: time.UnixMilli(v.CommitTimestamp)})
+			get(k.Group).addTxnOffsetLocked(pid, offsetKey{k.Topic, k.Partition}, committedFromValue(&v))
 		}
 	}
 }
