@@ -7,6 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/record"
 )
 
 // TestMetadataAutoCreatesInternalTopicsAsTheirCoordinators: a Metadata
@@ -57,5 +59,37 @@ func TestMetadataAutoCreatesInternalTopicsAsTheirCoordinators(t *testing.T) {
 		if resp, err := tb.adm.CommitOffsets(ctx, g, offs); err != nil || resp.Error() != nil {
 			t.Fatalf("commit for %s: %v %v", g, err, resp.Error())
 		}
+	}
+}
+
+// TestProduceToInternalTopicRefused: a client's produce to
+// __consumer_offsets gets INVALID_TOPIC_EXCEPTION without a message, as
+// Kafka's ReplicaManager answers, and appends nothing: the group
+// coordinator's state stays its own.
+func TestProduceToInternalTopicRefused(t *testing.T) {
+	tb := newTestBroker(t, "offsets.topic.num.partitions=1")
+	ctx := testCtx(t)
+	tb.createTopic(ctx, "t", 1, nil)
+	var offs kadm.Offsets
+	offs.Add(kadm.Offset{Topic: "t", Partition: 0, At: 3, LeaderEpoch: -1})
+	if resp, err := tb.adm.CommitOffsets(ctx, "g", offs); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	_, p := tb.b.partition(offsetsTopic, 0)
+	end := p.Log.LogEndOffset()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic, rt.TopicID = offsetsTopic, tb.b.meta.Image().Topics[offsetsTopic].ID
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = record.BuildBatch(record.BuildOptions{FirstTimestamp: 1}, []record.Record{{Key: []byte("garbage"), Value: []byte("x")}})
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	sp := tb.request(ctx, req).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+	if sp.ErrorCode != kerr.InvalidTopicException.Code || sp.ErrorMessage != nil {
+		t.Fatalf("produce to %s: code %d message %v, want INVALID_TOPIC_EXCEPTION without a message", offsetsTopic, sp.ErrorCode, sp.ErrorMessage)
+	}
+	if got := p.Log.LogEndOffset(); got != end {
+		t.Fatalf("%s grew from %d to %d", offsetsTopic, end, got)
 	}
 }

@@ -143,7 +143,7 @@ func (b *Broker) produce(r *request, req *kmsg.ProduceRequest) {
 				failed = true
 				continue
 			}
-			sp, w := b.producePartition(ts, req, name, &rp, verified[name][rp.Partition])
+			sp, w := b.producePartition(ts, req, name, &rp, verified[name][rp.Partition], r.hdr.ClientID == adminClientID)
 			b.metrics.produced(ts, rp.Records, sp.ErrorCode)
 			if sp.ErrorCode != 0 {
 				failed = true
@@ -250,7 +250,11 @@ type produceWait struct {
 	topic, part int // indexes in the response
 }
 
-func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition, v verification) (kmsg.ProduceResponseTopicPartition, produceWait) {
+// adminClientID is the client id of Kafka's AdminUtils, the one client
+// whose produce requests may append to internal topics.
+const adminClientID = "__admin_client"
+
+func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition, v verification, internalAllowed bool) (kmsg.ProduceResponseTopicPartition, produceWait) {
 	sp := kmsg.NewProduceResponseTopicPartition()
 	sp.Partition = rp.Partition
 	fail := func(code int16, msg string) (kmsg.ProduceResponseTopicPartition, produceWait) {
@@ -266,6 +270,12 @@ func (b *Broker) producePartition(ts *topicState, req *kmsg.ProduceRequest, topi
 	}
 	if ts == nil || rp.Partition < 0 || int(rp.Partition) >= len(ts.partitions) {
 		return fail(kerr.UnknownTopicOrPartition.Code, "")
+	}
+	if isInternalTopic(topic) && !internalAllowed {
+		// ReplicaManager.appendToLocalLog: the coordinators own these
+		// logs; a client's records would corrupt their state. The
+		// answer carries Kafka's code without its message.
+		return fail(kerr.InvalidTopicException.Code, "")
 	}
 	p := ts.partitions[rp.Partition]
 	if p == nil {
