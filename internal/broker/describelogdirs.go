@@ -1,13 +1,14 @@
 package broker
 
-// DescribeLogDirs: v0-5
+// DescribeLogDirs: v0-4, as Kafka 4.2 (the release Silkworm's
+// metadata.version names); v5 (KIP-1066's IsCordoned) came with 4.3, and
+// clients infer the broker's release from such maxima (kafka-python).
 //
 // Lists every log dir (absolute path, as Kafka) with the partitions it
 // holds: all of them for a null Topics, else only the partitions asked
 // for. Size is the partition's bytes on disk; OffsetLag is 0 and IsFuture
 // false (no intra-broker moves). From v4 each dir carries its file
-// system's total and usable bytes (statfs; -1 when it fails). v5 adds
-// IsCordoned (KIP-1066): log dirs cannot be cordoned here, so it is false.
+// system's total and usable bytes (statfs; -1 when it fails).
 //
 // Deviation: a log dir is never reported offline (KAFKA_STORAGE_ERROR);
 // an offline log still lists with its last known size. The v3+ top-level
@@ -22,7 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(kmsg.DescribeLogDirs, 0, 5, handleDescribeLogDirs) }
+func init() { register(kmsg.DescribeLogDirs, 0, 4, handleDescribeLogDirs) }
 
 func handleDescribeLogDirs(b *Broker, r *request) {
 	req := r.kreq.(*kmsg.DescribeLogDirsRequest)

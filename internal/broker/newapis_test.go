@@ -57,7 +57,7 @@ func TestNewAPIsApiVersionsFeaturesAndTelemetryHidden(t *testing.T) {
 		}
 	}
 	for k, max := range map[kmsg.Key]int16{kmsg.Fetch: 18, kmsg.Metadata: 13, kmsg.ListOffsets: 11,
-		kmsg.DescribeCluster: 2, kmsg.ApiVersions: 5, kmsg.DescribeLogDirs: 5, kmsg.DescribeTopicPartitions: 0,
+		kmsg.DescribeCluster: 2, kmsg.ApiVersions: 5, kmsg.DescribeLogDirs: 4, kmsg.DescribeTopicPartitions: 0,
 		kmsg.UpdateFeatures: 2, kmsg.DescribeQuorum: 2} {
 		if got, ok := keys[k.Int16()]; !ok || got.MaxVersion != max {
 			t.Errorf("%s: advertised %+v, want max %d", kmsg.NameForKey(k.Int16()), got, max)
@@ -388,11 +388,11 @@ func TestNewAPIsNewestVersions(t *testing.T) {
 		t.Errorf("fetch v18: %+v", f)
 	}
 
-	// DescribeLogDirs v5 (IsCordoned false).
+	// DescribeLogDirs v4 (Kafka 4.2's newest) with the file system's sizes.
 	lreq := kmsg.NewPtrDescribeLogDirsRequest()
-	lreq.Version = 5
-	if l := rawRequest(tb, lreq).(*kmsg.DescribeLogDirsResponse); l.ErrorCode != 0 || len(l.Dirs) == 0 || l.Dirs[0].IsCordoned {
-		t.Errorf("describe log dirs v5: %+v", l)
+	lreq.Version = 4
+	if l := rawRequest(tb, lreq).(*kmsg.DescribeLogDirsResponse); l.ErrorCode != 0 || len(l.Dirs) == 0 || l.Dirs[0].TotalBytes <= 0 {
+		t.Errorf("describe log dirs v4: %+v", l)
 	}
 
 	// A franz-go client at its defaults (so at the newest versions)
