@@ -132,9 +132,8 @@ func TestFormatErrors(t *testing.T) {
 
 // TestServerStartsOnFormattedDir formats a node's data dir and starts a
 // broker on it: the server accepts the meta.properties format wrote and
-// keeps its node id, cluster id and directory id. The server takes its
-// cluster id from silkworm.cluster.id, not yet from meta.properties, so
-// the test sets both.
+// keeps its node id, cluster id and directory id, also with the same id
+// set as silkworm.cluster.id.
 func TestServerStartsOnFormattedDir(t *testing.T) {
 	dir := t.TempDir()
 	nodeDir := filepath.Join(dir, "node-1")
