@@ -77,9 +77,13 @@
 // member assignment, in Silkworm's own documented encoding under key
 // versions 1003-1008 (consumer_store.go).
 //
-// Offsets of Empty groups expire after offsets.retention.minutes (counted
-// from when a consumer group became Empty, or from the commit for groups
-// that only commit), or at the expire time an OffsetCommit v2-4 gave them
-// with its retention time (value version 1, as Kafka 4 writes it);
-// tombstones are written, and a group left with no offsets is removed.
+// Offsets expire as in Kafka's cleanupExpiredOffsets: offsets of topics the
+// group does not subscribe to (every topic, for a group without members),
+// after offsets.retention.minutes counted from when an Empty classic
+// consumer group became Empty, else from the commit (a Stable classic
+// consumer group, a KIP-848 group, a group that only commits), or at the
+// expire time an OffsetCommit v2-4 gave them with its retention time (value
+// version 1, as Kafka 4 writes it); never while a transaction holds one.
+// Tombstones are written, and an empty group left with no offsets is
+// removed.
 package group

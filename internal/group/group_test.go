@@ -714,3 +714,80 @@ func TestOffsetCommitRetentionTime(t *testing.T) {
 		t.Fatal("an offset outlived its own retention after a reload")
 	}
 }
+
+// TestOffsetsOfUnsubscribedTopicsExpire: in a Stable classic consumer
+// group and in a KIP-848 group with members, an offset of a topic no
+// member subscribes to expires once its retention has passed since its
+// commit, while the subscribed topic's offset stays and the group lives
+// on (Kafka's cleanupExpiredOffsets with the groups'
+// offsetExpirationCondition and isSubscribedToTopic).
+func TestOffsetsOfUnsubscribedTopicsExpire(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1_000_000, 0)
+	cfg := testConfig()
+	cfg.OffsetsRetention = time.Hour
+	cfg.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h := newMemHost()
+	h.setTopics(&TopicMeta{Name: "t", ID: topicT, Partitions: 6}, &TopicMeta{Name: "old", ID: [16]byte{0x6f}, Partitions: 1})
+	c := newTestCoordinator(t, cfg, h)
+	commitTo := func(group, member string, gen int32, topic string) {
+		t.Helper()
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.Version = 9
+		req.Group, req.MemberID, req.Generation = group, member, gen
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = topic
+		rt.Partitions = []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1, LeaderEpoch: -1}}
+		req.Topics = append(req.Topics, rt)
+		if code := c.OffsetCommit(req).Topics[0].Partitions[0].ErrorCode; code != 0 {
+			t.Fatalf("commit %s to %s: %v", topic, group, kerr.ErrorForCode(code))
+		}
+	}
+	committedTopics := func(group string) []string {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version = 9
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = group
+		req.Groups = append(req.Groups, rg)
+		var out []string
+		for _, rt := range c.OffsetFetch(req).Groups[0].Topics {
+			out = append(out, rt.Topic)
+		}
+		slices.Sort(out)
+		return out
+	}
+	id, j := joinNew(t, c, "classic", joinOpts{})
+	r := await(t, "join", j)
+	await(t, "sync", sync_(c, "classic", id, r.Generation, nil))
+	commitTo("classic", id, r.Generation, "t")
+	commitTo("classic", id, r.Generation, "old")
+	a := &client{id: "a"}
+	a.beat(t, c, "cg")
+	commitTo("cg", "a", a.epoch, "t")
+	commitTo("cg", "a", a.epoch, "old")
+
+	mu.Lock()
+	now = now.Add(30 * time.Minute)
+	mu.Unlock()
+	c.expireOffsets()
+	for _, g := range []string{"classic", "cg"} {
+		if got := committedTopics(g); !slices.Equal(got, []string{"old", "t"}) {
+			t.Fatalf("%s before the retention passed: %v committed", g, got)
+		}
+	}
+	mu.Lock()
+	now = now.Add(time.Hour)
+	mu.Unlock()
+	c.expireOffsets()
+	for _, g := range []string{"classic", "cg"} {
+		if got := committedTopics(g); !slices.Equal(got, []string{"t"}) {
+			t.Errorf("%s after the retention: %v committed, want only the subscribed t", g, got)
+		}
+	}
+	if d := describe(c, "classic"); d.State != "Stable" {
+		t.Errorf("classic group: %s, want Stable", d.State)
+	}
+	if d := cgDescribe(t, c, "cg"); len(d.Members) != 1 {
+		t.Errorf("consumer group lost its member: %+v", d)
+	}
+}

@@ -539,27 +539,50 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 	return resp
 }
 
-// expireLocked applies offsets.retention.minutes to an Empty group and
-// reports whether the group is now Dead (nothing left to keep).
+// expireLocked removes expired offsets as Kafka's cleanupExpiredOffsets
+// does, and reports whether the group is now Dead (no member and nothing
+// left to keep). Only offsets of topics the group does not subscribe to
+// expire, and not while a transaction holds one of the partition. Their
+// retention (offsets.retention.minutes, unless the commit gave its own
+// expiry) counts from the commit, except in an Empty classic consumer group,
+// where it counts from when the group became Empty; a classic group that
+// is neither Empty nor a Stable "consumer" group expires nothing
+// (ClassicGroup.offsetExpirationCondition).
 func (g *group) expireLocked(now time.Time) bool {
-	if g.state != Empty || len(g.pending) > 0 || (g.cg != nil && len(g.cg.members) > 0) {
+	if len(g.pending) > 0 {
+		return false
+	}
+	base := func(o committed) time.Time { return o.commitTime }
+	var subscribed map[string]bool
+	switch {
+	case g.cg != nil:
+		if len(g.cg.members) > 0 {
+			subscribed = g.consumerSubscribedLocked()
+		}
+	case g.protocolType == "":
+	case g.state == Empty:
+		emptySince := g.stateTime
+		base = func(committed) time.Time { return emptySince }
+	case g.protocolType == "consumer" && g.state == Stable:
+		subscribed = g.subscribedTopicsLocked()
+	default:
 		return false
 	}
 	var expired []offsetKey
+	kept := false
 	for k, o := range g.offsets {
-		since := o.commitTime
-		if g.protocolType != "" && g.cg == nil {
-			since = g.stateTime // a consumer group: from when it became Empty
-		}
-		expire := since.Add(g.c.cfg.OffsetsRetention)
+		expire := base(o).Add(g.c.cfg.OffsetsRetention)
 		if !o.expire.IsZero() {
 			expire = o.expire // Kafka's OffsetExpirationConditionImpl
 		}
-		if !now.Before(expire) {
-			expired = append(expired, k)
+		if subscribed[k.topic] || now.Before(expire) || g.txnHoldsLocked(k) {
+			kept = true
+			continue
 		}
+		expired = append(expired, k)
 	}
-	dead := len(expired) == len(g.offsets)
+	empty := g.state == Empty && (g.cg == nil || len(g.cg.members) == 0)
+	dead := !kept && len(g.txnOffsets) == 0 && empty
 	if len(expired) == 0 && !dead {
 		return false
 	}
@@ -574,6 +597,17 @@ func (g *group) expireLocked(now time.Time) bool {
 		g.transitionLocked(Dead)
 	}
 	return dead
+}
+
+// txnHoldsLocked reports whether an open transaction has an offset of k
+// pending.
+func (g *group) txnHoldsLocked(k offsetKey) bool {
+	for _, m := range g.txnOffsets {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // OnTopicsDeleted removes every loaded group's committed offsets of the
