@@ -557,22 +557,25 @@ func TestDeleteGroupsAndOffsetDelete(t *testing.T) {
 	}
 }
 
-func TestOffsetsExpireForEmptyGroups(t *testing.T) {
+// retentionConfig is a test config with an hour of offset retention and a
+// clock that only advance moves.
+func retentionConfig() (Config, func(time.Duration)) {
 	var mu sync.Mutex
 	now := time.Unix(1_000_000, 0)
 	cfg := testConfig()
 	cfg.OffsetsRetention = time.Hour
 	cfg.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	return cfg, func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+}
+
+func TestOffsetsExpireForEmptyGroups(t *testing.T) {
+	cfg, advance := retentionConfig()
 	h := newMemHost()
 	c := newTestCoordinator(t, cfg, h)
 	commit(c, "old", "", -1, map[int32]int64{0: 1}, "")
-	mu.Lock()
-	now = now.Add(30 * time.Minute)
-	mu.Unlock()
+	advance(30 * time.Minute)
 	commit(c, "new", "", -1, map[int32]int64{0: 2}, "")
-	mu.Lock()
-	now = now.Add(40 * time.Minute)
-	mu.Unlock()
+	advance(40 * time.Minute)
 	c.expireOffsets()
 	if f := fetch(c, "old"); len(f) != 0 {
 		t.Fatalf("expired offsets still there: %+v", f)
@@ -655,12 +658,7 @@ func TestInitialRebalanceDelayWaitsForMoreMembers(t *testing.T) {
 // version 1) across a reload, as Kafka 4's coordinator does; -1 leaves
 // offsets.retention.minutes in charge.
 func TestOffsetCommitRetentionTime(t *testing.T) {
-	var mu sync.Mutex
-	now := time.Unix(1_000_000, 0)
-	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	cfg := testConfig()
-	cfg.OffsetsRetention = time.Hour
-	cfg.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	cfg, advance := retentionConfig()
 	h := newMemHost()
 	c := newTestCoordinator(t, cfg, h)
 	commitRetained := func(group string, version int16, retention time.Duration) {
@@ -722,11 +720,7 @@ func TestOffsetCommitRetentionTime(t *testing.T) {
 // on (Kafka's cleanupExpiredOffsets with the groups'
 // offsetExpirationCondition and isSubscribedToTopic).
 func TestOffsetsOfUnsubscribedTopicsExpire(t *testing.T) {
-	var mu sync.Mutex
-	now := time.Unix(1_000_000, 0)
-	cfg := testConfig()
-	cfg.OffsetsRetention = time.Hour
-	cfg.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	cfg, advance := retentionConfig()
 	h := newMemHost()
 	h.setTopics(&TopicMeta{Name: "t", ID: topicT, Partitions: 6}, &TopicMeta{Name: "old", ID: [16]byte{0x6f}, Partitions: 1})
 	c := newTestCoordinator(t, cfg, h)
@@ -766,18 +760,14 @@ func TestOffsetsOfUnsubscribedTopicsExpire(t *testing.T) {
 	commitTo("cg", "a", a.epoch, "t")
 	commitTo("cg", "a", a.epoch, "old")
 
-	mu.Lock()
-	now = now.Add(30 * time.Minute)
-	mu.Unlock()
+	advance(30 * time.Minute)
 	c.expireOffsets()
 	for _, g := range []string{"classic", "cg"} {
 		if got := committedTopics(g); !slices.Equal(got, []string{"old", "t"}) {
 			t.Fatalf("%s before the retention passed: %v committed", g, got)
 		}
 	}
-	mu.Lock()
-	now = now.Add(time.Hour)
-	mu.Unlock()
+	advance(time.Hour)
 	c.expireOffsets()
 	for _, g := range []string{"classic", "cg"} {
 		if got := committedTopics(g); !slices.Equal(got, []string{"t"}) {
