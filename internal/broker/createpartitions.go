@@ -39,6 +39,17 @@ func handleCreatePartitions(b *Broker, r *request) {
 		seen[t.Topic]++
 	}
 	reported := map[string]bool{}
+	if b.createPartitionsRecords(r, req, seen) > maxRecordsPerUserOp {
+		for _, rt := range req.Topics {
+			st := kmsg.NewCreatePartitionsResponseTopic()
+			st.Topic = rt.Topic
+			st.ErrorCode = errExcessivelyLargeBatch.code
+			st.ErrorMessage = errExcessivelyLargeBatch.messagePtr()
+			resp.Topics = append(resp.Topics, st)
+		}
+		r.respond(resp)
+		return
+	}
 	mq := b.mutationQuota(r, quota.StrictSinceCreatePartitions)
 	for i := range req.Topics {
 		rt := &req.Topics[i]
@@ -62,6 +73,25 @@ func handleCreatePartitions(b *Broker, r *request) {
 	}
 	resp.ThrottleMillis = r.mutationThrottle(mq)
 	r.respond(resp)
+}
+
+// createPartitionsRecords counts the PartitionRecords the request would
+// produce (see maxRecordsPerUserOp): the new partitions of each topic that
+// exists, grows and is named once, and that the principal may alter.
+func (b *Broker) createPartitionsRecords(r *request, req *kmsg.CreatePartitionsRequest, seen map[string]int) int64 {
+	im := b.meta.Image()
+	var n int64
+	for _, rt := range req.Topics {
+		t := im.Topics[rt.Topic]
+		if t == nil || seen[rt.Topic] > 1 || int(rt.Count) <= len(t.Partitions) {
+			continue
+		}
+		if !b.authorize(r, kmsg.ACLOperationAlter, kmsg.ACLResourceTypeTopic, rt.Topic) {
+			continue
+		}
+		n += int64(rt.Count) - int64(len(t.Partitions))
+	}
+	return n
 }
 
 // createPartitions checks one topic of a CreatePartitions request in the

@@ -139,6 +139,17 @@ func handleCreateTopics(b *Broker, r *request) {
 	}
 	dups := map[string]bool{}
 	cfg := b.dynamicConfig(b.meta.Image())
+	if b.createTopicsRecords(r, req, seen) > maxRecordsPerUserOp {
+		for _, rt := range req.Topics {
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic = rt.Topic
+			st.ErrorCode = errExcessivelyLargeBatch.code
+			st.ErrorMessage = errExcessivelyLargeBatch.messagePtr()
+			resp.Topics = append(resp.Topics, st)
+		}
+		r.respond(resp)
+		return
+	}
 	mq := b.mutationQuota(r, quota.StrictSinceCreateTopics)
 	for i := range req.Topics {
 		rt := &req.Topics[i]
@@ -185,6 +196,46 @@ func handleCreateTopics(b *Broker, r *request) {
 	}
 	resp.ThrottleMillis = r.mutationThrottle(mq)
 	r.respond(resp)
+}
+
+// maxRecordsPerUserOp is the most metadata records one admin request may
+// produce in Kafka (QuorumController.MAX_RECORDS_PER_USER_OP): a request
+// that would produce more fails as a whole, before anything is created.
+const maxRecordsPerUserOp = 10000
+
+// errExcessivelyLargeBatch is Kafka's answer to every topic of a request
+// over maxRecordsPerUserOp (EventHandlerExceptionInfo's translation of
+// BoundedListTooLongException).
+var errExcessivelyLargeBatch = newAPIError(kerr.PolicyViolation, "Unable to perform excessively large batch operation.")
+
+// createTopicsRecords counts the metadata records the request's creations
+// would produce, as Kafka's controller adds them to one bounded list: a
+// TopicRecord, one ConfigRecord per config and one PartitionRecord per
+// partition of each topic that gets that far (seen counts each name's
+// occurrences; duplicates and topics refused earlier produce none).
+func (b *Broker) createTopicsRecords(r *request, req *kmsg.CreateTopicsRequest, seen map[string]int) int64 {
+	im := b.meta.Image()
+	var n int64
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		if seen[rt.Topic] > 1 || rt.Topic == clusterMetadataTopic || topicNameProblem(rt.Topic) != nil {
+			continue
+		}
+		if _, ok := im.Topics[rt.Topic]; ok || !b.authorizeCreateTopic(r, rt.Topic) {
+			continue
+		}
+		parts := int64(rt.NumPartitions)
+		switch {
+		case len(rt.ReplicaAssignment) > 0:
+			parts = int64(len(rt.ReplicaAssignment))
+		case parts == -1:
+			parts = int64(b.cfg.NumPartitions)
+		case parts < 1:
+			continue
+		}
+		n += 1 + int64(len(rt.Configs)) + parts
+	}
+	return n
 }
 
 // createTopicFromRequest validates one topic of a CreateTopics request and,

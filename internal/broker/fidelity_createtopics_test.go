@@ -141,3 +141,75 @@ func TestFidelityCreateTopicsInvalidNameMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestFidelityExcessivelyLargeCreations: Kafka's controller refuses a
+// CreateTopics or CreatePartitions request whose creations would take more
+// than 10,000 metadata records, every topic of it with POLICY_VIOLATION,
+// and creates nothing. Before, Silkworm set out to create them all: a
+// CreatePartitions to 1,048,576 partitions (found by
+// TestRandomRequestsKeepBrokerServing) held its handler for minutes.
+func TestFidelityExcessivelyLargeCreations(t *testing.T) {
+	tb := newTestBroker(t)
+	ctx := testCtx(t)
+	const msg = "Unable to perform excessively large batch operation."
+
+	// Two topics of 5,000: each fits, together they do not. The third
+	// name, a duplicate, is answered like the others (the request fails
+	// as a whole).
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	for _, name := range []string{"big-a", "big-b", "big-b"} {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 5000, 1
+		req.Topics = append(req.Topics, rt)
+	}
+	req.Topics[2].Topic = "big-c"
+	resp := tb.request(ctx, req).(*kmsg.CreateTopicsResponse)
+	if len(resp.Topics) != 3 {
+		t.Fatalf("%d topics answered, want 3", len(resp.Topics))
+	}
+	for _, st := range resp.Topics {
+		if st.ErrorCode != kerr.PolicyViolation.Code || st.ErrorMessage == nil || *st.ErrorMessage != msg {
+			t.Errorf("create %s: code %d (%v), want POLICY_VIOLATION %q", st.Topic, st.ErrorCode, st.ErrorMessage, msg)
+		}
+	}
+	md, err := tb.adm.ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"big-a", "big-b", "big-c"} {
+		if md.Has(name) {
+			t.Errorf("topic %s was created", name)
+		}
+	}
+
+	// 9,999 partitions and the TopicRecord are 10,000 records: allowed
+	// (validated only, to keep the test quick).
+	req = kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis, req.ValidateOnly = 10000, true
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "big-ok", 9999, 1
+	req.Topics = append(req.Topics, rt)
+	resp = tb.request(ctx, req).(*kmsg.CreateTopicsResponse)
+	if st := resp.Topics[0]; st.ErrorCode != 0 || st.NumPartitions != 9999 {
+		t.Errorf("validate 9,999 partitions: code %d (%v), %d partitions; want success", st.ErrorCode, st.ErrorMessage, st.NumPartitions)
+	}
+
+	tb.createTopic(ctx, "grow", 1, nil)
+	preq := kmsg.NewPtrCreatePartitionsRequest()
+	preq.TimeoutMillis = 10000
+	pt := kmsg.NewCreatePartitionsRequestTopic()
+	pt.Topic, pt.Count = "grow", 1<<20
+	preq.Topics = append(preq.Topics, pt)
+	presp := tb.request(ctx, preq).(*kmsg.CreatePartitionsResponse)
+	if st := presp.Topics[0]; st.ErrorCode != kerr.PolicyViolation.Code || st.ErrorMessage == nil || *st.ErrorMessage != msg {
+		t.Errorf("grow to 2^20 partitions: code %d (%v), want POLICY_VIOLATION %q", st.ErrorCode, st.ErrorMessage, msg)
+	}
+	td, err := tb.adm.ListTopics(ctx, "grow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(td["grow"].Partitions); n != 1 {
+		t.Errorf("grow has %d partitions after the refusal, want 1", n)
+	}
+}
