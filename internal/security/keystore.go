@@ -387,11 +387,24 @@ func pemBlocks(data []byte) ([]pemBlock, error) {
 	}
 }
 
+// oidDSA is the PKCS#8 algorithm of a DSA key (RFC 3279).
+var oidDSA = asn1.ObjectIdentifier{1, 2, 840, 10040, 4, 1}
+
 // parsePKCS8Key parses a PKCS#8 private key of a type crypto/tls can sign
 // with.
 func parsePKCS8Key(der []byte) (crypto.Signer, error) {
 	k, err := x509.ParsePKCS8PrivateKey(der)
 	if err != nil {
+		var p8 struct {
+			Version int
+			Algo    pkix.AlgorithmIdentifier
+			Key     []byte
+		}
+		if _, e := asn1.Unmarshal(der, &p8); e == nil && p8.Algo.Algorithm.Equal(oidDSA) {
+			// Java's TLS takes DSA keys (old keytool defaults made
+			// them); Go's crypto/tls has no DSA.
+			return nil, errors.New("the private key is a DSA key, which Silkworm's TLS cannot use: make an RSA, EC or Ed25519 key (keytool -keyalg RSA)")
+		}
 		return nil, fmt.Errorf("parse the PKCS#8 private key: %w", err)
 	}
 	switch k := k.(type) {

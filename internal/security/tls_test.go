@@ -786,6 +786,8 @@ func TestConfigurationErrors(t *testing.T) {
 			"ssl.key.password": "x", "ssl.keystore.certificate.chain": string(broker.CertPEM)}, []string{"ssl.key.password", "not encrypted"}},
 		{"PBES1 encrypted key", map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.key": fixture("key-pbes1.pem"),
 			"ssl.key.password": "fixture-pass", "ssl.keystore.certificate.chain": fixture("cert.pem")}, []string{"PBES2"}},
+		{"DSA key", map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.key": fixture("key-dsa.pem"),
+			"ssl.keystore.certificate.chain": fixture("cert.pem")}, []string{"ssl.keystore.key", "DSA", "RSA"}},
 		{"SEC1 key", map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.key": fixture("key-sec1.pem"),
 			"ssl.keystore.certificate.chain": fixture("cert.pem")}, []string{"EC PRIVATE KEY", "PKCS#8"}},
 		{"two keys", map[string]string{"ssl.keystore.type": "PEM", "ssl.keystore.key": string(broker.KeyPEM) + string(other.KeyPEM),

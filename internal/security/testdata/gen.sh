@@ -19,6 +19,8 @@ openssl pkcs8 -topk8 -in key.pem -out key-aes128-sha1.pem -v2 aes-128-cbc -v2prf
 openssl pkcs8 -topk8 -in key.pem -out key-des3.pem -v2 des3 -passout pass:$pw
 openssl pkcs8 -topk8 -in key.pem -out key-pbes1.pem -v1 PBE-SHA1-3DES -passout pass:$pw
 openssl ec -in key.pem -out key-sec1.pem 2>/dev/null  # "EC PRIVATE KEY", not PKCS#8
+# A DSA key (PKCS#8), as old keytool defaults made: Java takes it, Go cannot.
+openssl dsaparam -genkey 1024 2>/dev/null | openssl pkcs8 -topk8 -nocrypt -out key-dsa.pem
 
 # keytool keystores (a self-signed key entry) and truststores.
 ktgen() { keytool -genkeypair -alias broker -keyalg EC -groupname secp256r1 \
