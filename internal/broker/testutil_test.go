@@ -19,8 +19,9 @@ import (
 type testBroker struct {
 	t     *testing.T
 	dir   string
-	extra []string // extra config overrides, "key=value"
-	opts  []Option // broker options (fault-injecting file systems)
+	extra []string  // extra config overrides, "key=value"
+	opts  []Option  // broker options (fault-injecting file systems)
+	logw  io.Writer // the broker's log; nil: discarded
 
 	b   *Broker
 	cl  *kgo.Client
@@ -50,7 +51,11 @@ func (tb *testBroker) start() {
 	if err != nil {
 		tb.t.Fatalf("config: %v", err)
 	}
-	b, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), tb.opts...)
+	logw := tb.logw
+	if logw == nil {
+		logw = io.Discard
+	}
+	b, err := New(cfg, slog.New(slog.NewTextHandler(logw, nil)), tb.opts...)
 	if err != nil {
 		tb.t.Fatalf("new broker: %v", err)
 	}
