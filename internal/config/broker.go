@@ -3,10 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/silkworm/silkworm/internal/javafmt"
 )
 
 // Broker is the typed configuration of one broker: Kafka's server.properties
@@ -502,7 +503,7 @@ func formatField(p any) string {
 	case *bool:
 		return strconv.FormatBool(*p)
 	case *float64:
-		return formatDouble(*p)
+		return javafmt.Double(*p)
 	case *string:
 		return *p
 	case *[]string:
@@ -510,14 +511,6 @@ func formatField(p any) string {
 	default:
 		panic(fmt.Sprintf("config: unsupported field type %T", p))
 	}
-}
-
-// formatDouble prints like Java's Double.toString for ordinary values.
-func formatDouble(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e7 {
-		return strconv.FormatFloat(f, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 const (

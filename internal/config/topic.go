@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/silkworm/silkworm/internal/javafmt"
 )
 
 // TopicKey describes one topic-level config (Kafka's TopicConfig).
@@ -329,7 +331,7 @@ func canonical(typ kmsg.ConfigType, v string) string {
 		}
 	case kmsg.ConfigTypeDouble:
 		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-			return formatDouble(f)
+			return javafmt.Double(f)
 		}
 	case kmsg.ConfigTypeList:
 		return strings.Join(SplitList(v), ",")

@@ -152,6 +152,16 @@ func TestDescribeTopic(t *testing.T) {
 		t.Errorf("min.cleanable.dirty.ratio: type=%v value=%s", e.Type, ptrString(e.Value))
 	}
 
+	// A double is printed as Java's Double.toString prints the parsed
+	// value (ConfigDef.convertToString), in the entry and in the topic's
+	// synonym, whatever form was set (kafkactl's tests compare it).
+	for set, want := range map[string]string{"0.0001": "1.0E-4", "1.0E-4": "1.0E-4", "0.00001": "1.0E-5", "0.25": "0.25", "1": "1.0"} {
+		e := findEntry(t, DescribeTopic(b, map[string]string{"min.cleanable.dirty.ratio": set}), "min.cleanable.dirty.ratio")
+		if got := synonymsString(e.Synonyms); *e.Value != want || !strings.HasPrefix(got, "{DYNAMIC_TOPIC_CONFIG:min.cleanable.dirty.ratio="+want+",") {
+			t.Errorf("min.cleanable.dirty.ratio=%s: value=%s synonyms=%s, want %s", set, ptrString(e.Value), got, want)
+		}
+	}
+
 	// Dynamic broker configs come before static ones in the chain.
 	d, err := b.WithDynamic(map[string]string{"log.segment.bytes": "2097152"}, map[string]string{"log.segment.bytes": "3145728"})
 	if err != nil {

@@ -37,7 +37,7 @@
 // OAUTHBEARER using the credentials of sasl.jaas.config (parsed by
 // sasl.ParseJAAS). OAUTHBEARER makes Kafka's unsecured, unsigned tokens
 // ([UnsecuredLogin]); fetching tokens from an identity provider is not
-// supported. [JavaDouble] formats numbers as Kafka's tools print them.
+// supported.
 //
 // Nothing in this package keeps global state; a Parser is not safe for
 // concurrent use, the functions are.

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/silkworm/silkworm/internal/javafmt"
 	"github.com/silkworm/silkworm/internal/security"
 	"github.com/silkworm/silkworm/internal/security/sasl"
 )
@@ -239,7 +240,7 @@ func NewUnsecuredLogin(options map[string]string) (UnsecuredLogin, error) {
 			if err != nil {
 				return l, fmt.Errorf("%s: not a number: %q", k, v)
 			}
-			l.claims = append(l.claims, jsonString(name)+":"+JavaDouble(f))
+			l.claims = append(l.claims, jsonString(name)+":"+javafmt.Double(f))
 		case strings.HasPrefix(k, listPrefix) && len(k) > len(listPrefix):
 			name := k[len(listPrefix):]
 			if err := reserved(name); err != nil {
@@ -271,7 +272,7 @@ func NewUnsecuredLogin(options map[string]string) (UnsecuredLogin, error) {
 // seconds as Kafka writes them (Java doubles).
 func (l UnsecuredLogin) Token(now time.Time) string {
 	iat := float64(now.UnixMilli()) / 1000
-	claims := "{" + jsonString("exp") + ":" + JavaDouble(iat+l.lifetime.Seconds()) + "," + jsonString("iat") + ":" + JavaDouble(iat)
+	claims := "{" + jsonString("exp") + ":" + javafmt.Double(iat+l.lifetime.Seconds()) + "," + jsonString("iat") + ":" + javafmt.Double(iat)
 	for _, c := range l.claims {
 		claims += "," + c
 	}

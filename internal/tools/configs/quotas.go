@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/silkworm/silkworm/internal/javafmt"
 	"github.com/silkworm/silkworm/internal/tools/cli"
 )
 
@@ -92,7 +93,7 @@ func WriteQuotas(w io.Writer, qs kadm.DescribedClientQuotas) {
 		sort.Slice(vals, func(i, j int) bool { return vals[i].Key < vals[j].Key })
 		kvs := make([]string, len(vals))
 		for i, v := range vals {
-			kvs[i] = v.Key + "=" + cli.JavaDouble(v.Value)
+			kvs[i] = v.Key + "=" + javafmt.Double(v.Value)
 		}
 		lines = append(lines, "Quota configs for "+quotaEntityString(q.Entity)+" are "+strings.Join(kvs, ", "))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/silkworm/silkworm/internal/javafmt"
 	"github.com/silkworm/silkworm/internal/tools/cli"
 )
 
@@ -68,9 +69,9 @@ type javaDouble float64
 func (d javaDouble) MarshalJSON() ([]byte, error) {
 	v := float64(d)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return []byte(`"` + cli.JavaDouble(v) + `"`), nil
+		return []byte(`"` + javafmt.Double(v) + `"`), nil
 	}
-	return []byte(cli.JavaDouble(v)), nil
+	return []byte(javafmt.Double(v)), nil
 }
 
 // Producer events (VerifiableProducer).

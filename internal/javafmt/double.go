@@ -1,4 +1,7 @@
-package cli
+// Package javafmt prints values as Java prints them, where Kafka's wire
+// answers or tools show Java's text (config values, quota values, JSON
+// numbers of its tools).
+package javafmt
 
 import (
 	"math"
@@ -6,12 +9,13 @@ import (
 	"strings"
 )
 
-// JavaDouble formats v as Java's Double.toString does, which is how Kafka's
-// tools print doubles (kafka-configs.sh's quota values, the iat and exp of
-// an unsecured OAUTHBEARER token): the shortest digits that read back as v, at least
+// Double formats v as Java's Double.toString does, which is how Kafka
+// prints doubles: DescribeConfigs values of DOUBLE configs
+// (ConfigDef.convertToString), kafka-configs.sh's quota values, the iat and
+// exp of an unsecured OAUTHBEARER token. That is the shortest digits that read back as v, at least
 // one digit after the point (1024.0), and computerized scientific notation
 // below 1e-3 and from 1e7 up (1.0E7).
-func JavaDouble(v float64) string {
+func Double(v float64) string {
 	switch {
 	case math.IsNaN(v):
 		return "NaN"
