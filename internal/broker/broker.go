@@ -567,6 +567,12 @@ func (b *Broker) deleteTopicLocked(ts *topicState) {
 		if b.repl != nil {
 			b.repl.Unfollow(p)
 		}
+		if ts.name == offsetsTopic && b.groups != nil {
+			// The coordinator lets go of the deleted log; a new
+			// __consumer_offsets loads afresh (Kafka's onResignation
+			// for deleted partitions).
+			b.unloadOffsetsPartition(p)
+		}
 		if err := b.logs.Delete(ts.name, p.Index); err != nil {
 			b.log.Error("delete log", "partition", p.String(), "err", err)
 		}

@@ -737,3 +737,49 @@ func TestDeletedTopicLosesCommittedOffsets(t *testing.T) {
 	tb.start()
 	check("after restart")
 }
+
+// TestDeletedInternalTopicsStartAfresh: Kafka lets an admin delete
+// __consumer_offsets and __transaction_state (its controller has no
+// internal-topic guard), and its coordinators let go of the deleted
+// partitions; the next FindCoordinator creates the topics again and
+// groups and transactions work on the new, empty logs. Silkworm's
+// coordinators kept the deleted logs and failed every write with "log
+// closed" until a restart (found by TestRandomRequestsKeepClusterServing).
+func TestDeletedInternalTopicsStartAfresh(t *testing.T) {
+	tb := newTestBroker(t, groupOverrides...)
+	ctx := testCtx(t)
+	tb.createTopic(ctx, "data", 1, nil)
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: "data", Partition: 0, At: 0, LeaderEpoch: -1})
+	txn := func(id string) {
+		t.Helper()
+		produceTxn(ctx, t, tb.txnProducer(id), "data", true, id)
+	}
+	if err := tb.adm.CommitAllOffsets(ctx, "g", offs); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	txn("tx-before")
+
+	resp, err := tb.adm.DeleteTopics(ctx, offsetsTopic, transactionStateTopic)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("delete the internal topics: %v", err)
+	}
+
+	// The group's offsets went with the topic; a commit and a fetch work.
+	if err := tb.adm.CommitAllOffsets(ctx, "g2", offs); err != nil {
+		t.Fatalf("commit after the deletion: %v", err)
+	}
+	got, err := tb.adm.FetchOffsets(ctx, "g")
+	if err != nil {
+		t.Fatalf("fetch offsets after the deletion: %v", err)
+	}
+	if _, ok := got.Lookup("data", 0); ok {
+		t.Errorf("group g still has an offset for data-0 after __consumer_offsets was deleted: %v", got)
+	}
+	txn("tx-after")
+	txn("tx-before") // a transactional id known only to the deleted log
+	tb.consumeAll(ctx, "data", true, 3)
+}

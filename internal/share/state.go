@@ -139,12 +139,14 @@ type statePartition struct {
 func NewStateStore() *StateStore { return &StateStore{parts: map[int32]*statePartition{}} }
 
 // partition returns state partition p loaded at leaderEpoch, replaying
-// log when it was not loaded or was loaded under another leader epoch.
+// log when it was not loaded, was loaded under another leader epoch, or
+// from another log: a __share_group_state deleted and created again is a
+// new log whose leader epoch starts over. StateLogs must be comparable.
 func (s *StateStore) partition(p, leaderEpoch int32, log StateLog) (*statePartition, error) {
 	s.mu.Lock()
 	sp := s.parts[p]
 	s.mu.Unlock()
-	if sp != nil && sp.leaderEpoch == leaderEpoch {
+	if sp != nil && sp.leaderEpoch == leaderEpoch && sp.log == log {
 		return sp, nil
 	}
 	sp = &statePartition{leaderEpoch: leaderEpoch, log: log, states: map[Key]State{}}

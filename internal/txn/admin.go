@@ -101,7 +101,7 @@ func (c *Coordinator) List(f ListFilter) []Listing {
 	}
 	led := c.host.StateLogs()
 	for p, log := range led {
-		if lp, ok := c.loaded[p]; !ok || lp.epoch != log.LeaderEpoch() {
+		if lp, ok := c.loaded[p]; !ok || !lp.current(log) {
 			if err := c.loadLocked(p, log); err != nil {
 				c.logger.Error("load transaction state partition", "partition", p, "err", err)
 			}
@@ -153,7 +153,7 @@ func (c *Coordinator) loadLed() {
 		return
 	}
 	for p, log := range c.host.StateLogs() {
-		if lp, ok := c.loaded[p]; !ok || lp.epoch != log.LeaderEpoch() {
+		if lp, ok := c.loaded[p]; !ok || !lp.current(log) {
 			if err := c.loadLocked(p, log); err != nil {
 				c.logger.Error("load transaction state partition", "partition", p, "err", err)
 			}

@@ -146,6 +146,14 @@ type loadedPartition struct {
 	epoch int32
 }
 
+// current reports whether the partition was loaded from log at its
+// leader epoch. A __transaction_state deleted and created again is a new
+// log whose leader epoch starts over, so the log itself is compared too
+// (Logs must be comparable).
+func (lp loadedPartition) current(log Log) bool {
+	return lp.log == log && lp.epoch == log.LeaderEpoch()
+}
+
 // Coordinator serves the transactional ids whose __transaction_state
 // partitions this node leads. Safe for concurrent use.
 type Coordinator struct {
@@ -232,7 +240,7 @@ func PartitionFor(id string, n int32) int32 {
 func (c *Coordinator) LoadPartition(p int32, log Log) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if lp, ok := c.loaded[p]; ok && lp.epoch == log.LeaderEpoch() {
+	if lp, ok := c.loaded[p]; ok && lp.current(log) {
 		return nil
 	}
 	return c.loadLocked(p, log)
@@ -288,7 +296,7 @@ func (c *Coordinator) get(id string, create bool) (*txn, int16) {
 		c.logger.Debug("not transaction coordinator", "transactional.id", id, "partition", p, "err", err)
 		return nil, kerr.NotCoordinator.Code
 	}
-	if lp, ok := c.loaded[p]; !ok || lp.epoch != log.LeaderEpoch() {
+	if lp, ok := c.loaded[p]; !ok || !lp.current(log) {
 		if err := c.loadLocked(p, log); err != nil {
 			c.logger.Error("load transaction state partition", "partition", p, "err", err)
 			return nil, kerr.CoordinatorNotAvailable.Code
