@@ -28,6 +28,8 @@ type testCluster struct {
 	extra   []string
 	// clientOpts are added to every client (security settings).
 	clientOpts []kgo.Opt
+	// logw, when set before the nodes start, receives every node's log.
+	logw io.Writer
 }
 
 func newTestCluster(t *testing.T, n int, overrides ...string) *testCluster {
@@ -107,6 +109,9 @@ func (tc *testCluster) startNode(i int) (*Broker, error) {
 		return nil, err
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if tc.logw != nil {
+		log = slog.New(slog.NewTextHandler(tc.logw, nil)).With("node", i+1)
+	}
 	if os.Getenv("SILKWORM_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", i+1)
 	}

@@ -2,9 +2,11 @@ package broker
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -17,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -34,8 +37,40 @@ import (
 // SILKWORM_RANDREQ_SEED and SILKWORM_RANDREQ_ROUNDS (requests per API
 // version) widen the search; CI runs the fixed seed.
 func TestRandomRequestsKeepBrokerServing(t *testing.T) {
-	seed := uint64(1)
-	rounds := 3
+	seed, rounds := randomRequestSettings(t)
+	logs := &panicLog{}
+	tb := &testBroker{t: t, dir: t.TempDir(), logw: logs,
+		extra: []string{"group.initial.rebalance.delay.ms=0"}}
+	tb.start()
+	t.Cleanup(tb.stop)
+	ctx := testCtx(t)
+	tb.createTopic(ctx, "fuzz-t", 2, nil)
+
+	sendRandomRequests(t, tb.b.Addr(), logs, seed, rounds)
+	checkStillServing(ctx, t, tb.adm, logs, tb.b.Addr())
+}
+
+// TestRandomRequestsKeepClusterServing is the same on a node of a
+// three-node Raft cluster, where admin requests go through the controller
+// quorum and writes wait for followers.
+func TestRandomRequestsKeepClusterServing(t *testing.T) {
+	seed, rounds := randomRequestSettings(t)
+	logs := &panicLog{}
+	tc := newTestClusterOnDirs(t, 3, func(tc *testCluster, _ int, _ string) { tc.logw = logs })
+	ctx := testCtx(t)
+	adm := kadm.NewClient(tc.client())
+	if _, err := adm.CreateTopic(ctx, 2, 3, nil, "fuzz-t"); err != nil {
+		t.Fatalf("create fuzz-t: %v", err)
+	}
+
+	sendRandomRequests(t, tc.brokers[0].Addr(), logs, seed, rounds)
+	checkStillServing(ctx, t, adm, logs, tc.seeds()...)
+}
+
+// randomRequestSettings reads SILKWORM_RANDREQ_SEED and
+// SILKWORM_RANDREQ_ROUNDS (requests per API version).
+func randomRequestSettings(t *testing.T) (seed uint64, rounds int) {
+	seed, rounds = 1, 3
 	if s := os.Getenv("SILKWORM_RANDREQ_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -50,16 +85,15 @@ func TestRandomRequestsKeepBrokerServing(t *testing.T) {
 		}
 		rounds = v
 	}
-	logs := &panicLog{}
-	tb := &testBroker{t: t, dir: t.TempDir(), logw: logs,
-		extra: []string{"group.initial.rebalance.delay.ms=0"}}
-	tb.start()
-	t.Cleanup(tb.stop)
-	ctx := testCtx(t)
-	tb.createTopic(ctx, "fuzz-t", 2, nil)
+	return seed, rounds
+}
 
+// sendRandomRequests sends rounds random requests of every API version the
+// broker at addr serves, and fails the test on a hang or a handler panic.
+func sendRandomRequests(t *testing.T, addr string, logs *panicLog, seed uint64, rounds int) {
+	t.Helper()
 	f := &reqFiller{r: rand.New(rand.NewPCG(seed, 0x5eed))}
-	c := dialRaw(t, tb.b.Addr())
+	c := dialRaw(t, addr)
 	sent := 0
 	for _, a := range supportedAPIs() {
 		for v := a.min; v <= a.max; v++ {
@@ -69,7 +103,7 @@ func TestRandomRequestsKeepBrokerServing(t *testing.T) {
 				req.SetVersion(v)
 				what := fmt.Sprintf("%s v%d (seed %d, request %d)", kmsg.NameForKey(a.key), v, seed, sent)
 				if c.sendAndSync(req, what) {
-					c = dialRaw(t, tb.b.Addr())
+					c = dialRaw(t, addr)
 				}
 				sent++
 				if p := logs.panics(); p != "" {
@@ -79,13 +113,27 @@ func TestRandomRequestsKeepBrokerServing(t *testing.T) {
 		}
 	}
 	t.Logf("%d random requests (seed %d)", sent, seed)
+}
 
-	// Still serving: a produce and a consume through a fresh client, and
-	// a consumer group that commits.
+// checkStillServing creates a topic, produces to it with acks=all and
+// consumes it in a consumer group that commits, through fresh clients.
+func checkStillServing(ctx context.Context, t *testing.T, adm *kadm.Client, logs *panicLog, seeds ...string) {
+	t.Helper()
 	const topic = "after-fuzz"
-	tb.createTopic(ctx, topic, 1, nil)
-	tb.produce(ctx, topic, 0, 10)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(tb.b.Addr()), kgo.ConsumeTopics(topic),
+	if _, err := adm.CreateTopic(ctx, 1, -1, nil, topic); err != nil {
+		t.Fatalf("create %s after the random requests: %v", topic, err)
+	}
+	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	for i := range 10 {
+		if err := prod.ProduceSync(ctx, kgo.StringRecord(strconv.Itoa(i))).FirstErr(); err != nil {
+			t.Fatalf("produce after the random requests: %v", err)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic),
 		kgo.ConsumerGroup("after-fuzz-group"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +320,9 @@ func (f *reqFiller) str(name string) string {
 }
 
 func (f *reqFiller) bytes() []byte {
-	switch f.pick(4) {
+	switch f.pick(6) {
+	case 4, 5:
+		return f.batch()
 	case 0:
 		return nil
 	case 1:
@@ -291,4 +341,52 @@ func (f *reqFiller) bytes() []byte {
 		b = append(b, 2)
 		return append(b, make([]byte, f.pick(60))...)
 	}
+}
+
+// batch is a v2 record batch with a right length and CRC-32C and random
+// header fields (compression, transactional and control bits, producer
+// id, epoch and sequence, record count), holding records that may or may
+// not match them.
+func (f *reqFiller) batch() []byte {
+	n := f.pick(4)
+	var recs []byte
+	for i := range n {
+		r := kmsg.Record{OffsetDelta: int32(i), Key: f.bytesOrNil(), Value: f.bytesOrNil()}
+		if f.pick(8) == 0 {
+			r.OffsetDelta = int32(f.int(""))
+		}
+		body := r.AppendTo(nil)
+		r.Length = int32(len(body) - 1) // the Length varint of 0 is one byte
+		recs = r.AppendTo(recs)
+	}
+	b := kmsg.RecordBatch{
+		Magic:           2,
+		Attributes:      int16([]int{0, 0, 1, 2, 3, 4, 5, 0x10, 0x20, 0x30, 0x08}[f.pick(11)]),
+		LastOffsetDelta: int32(max(n-1, 0)),
+		FirstTimestamp:  time.Now().UnixMilli(),
+		MaxTimestamp:    time.Now().UnixMilli(),
+		ProducerID:      []int64{-1, -1, 0, 1, 1000}[f.pick(5)],
+		ProducerEpoch:   int16([]int{-1, 0, 1}[f.pick(3)]),
+		FirstSequence:   int32([]int{-1, 0, 0, 5, math.MaxInt32}[f.pick(5)]),
+		NumRecords:      int32(n),
+		Records:         recs,
+	}
+	if f.pick(6) == 0 {
+		b.NumRecords = int32(f.int(""))
+	}
+	out := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
+	binary.BigEndian.PutUint32(out[17:], crc32.Checksum(out[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return out
+}
+
+func (f *reqFiller) bytesOrNil() []byte {
+	if f.pick(3) == 0 {
+		return nil
+	}
+	b := make([]byte, f.pick(20))
+	for i := range b {
+		b[i] = byte(f.pick(256))
+	}
+	return b
 }
