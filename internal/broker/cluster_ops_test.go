@@ -346,6 +346,19 @@ func TestClusterOps(t *testing.T) {
 			}
 		}
 	}
+	// An empty list (not null) names no partition: an empty answer.
+	// The controller used to read it as null and elect everything,
+	// then the broker failed the request (found by
+	// TestRandomRequestsKeepClusterServing).
+	none := kmsg.NewPtrElectLeadersRequest()
+	none.Topics = []kmsg.ElectLeadersRequestTopic{}
+	resp, err := none.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != 0 || len(resp.Topics) != 0 {
+		t.Errorf("elect an empty list: code %d, %d topics; want no error and no topic", resp.ErrorCode, len(resp.Topics))
+	}
 }
 
 // TestReassignWhileProducing moves an RF 1 partition from its broker to

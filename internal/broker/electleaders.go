@@ -252,7 +252,9 @@ func handleElectLeaders(b *Broker, r *request) {
 		err = errClusterAuthorization
 	} else if etype != electionPreferred && etype != electionUnclean {
 		err = &electionTypeError{etype}
-	} else {
+	} else if tps == nil || len(tps) > 0 {
+		// An empty list names no partition (null names all): nothing
+		// to elect, and the controller must not read it as null.
 		results, err = b.ops().ElectLeaders(etype == electionPreferred, tps)
 		if err == nil && tps != nil && len(results) != len(tps) {
 			err = fmt.Errorf("controller answered %d results for %d partitions", len(results), len(tps))
