@@ -21,6 +21,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -120,8 +121,18 @@ func sendRandomRequests(t *testing.T, addr string, logs *panicLog, seed uint64, 
 func checkStillServing(ctx context.Context, t *testing.T, adm *kadm.Client, logs *panicLog, seeds ...string) {
 	t.Helper()
 	const topic = "after-fuzz"
-	if _, err := adm.CreateTopic(ctx, 1, -1, nil, topic); err != nil {
-		t.Fatalf("create %s after the random requests: %v", topic, err)
+	// An UnregisterBroker of a live broker is answered, as in Kafka, and
+	// the broker registers again at its next heartbeat: until then a
+	// creation may find too few brokers.
+	for {
+		_, err := adm.CreateTopic(ctx, 1, -1, nil, topic)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, kerr.InvalidReplicationFactor) || ctx.Err() != nil {
+			t.Fatalf("create %s after the random requests: %v", topic, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic))
 	if err != nil {
