@@ -47,8 +47,52 @@ func TestRandomRequestsKeepBrokerServing(t *testing.T) {
 	ctx := testCtx(t)
 	tb.createTopic(ctx, "fuzz-t", 2, nil)
 
-	sendRandomRequests(t, tb.b.Addr(), logs, seed, rounds)
+	sendRandomRequests(t, func() *rawConn { return dialRaw(t, tb.b.Addr()) }, logs, seed, rounds)
 	checkStillServing(ctx, t, tb.adm, logs, tb.b.Addr())
+}
+
+// TestRandomRequestsKeepSecuredBrokerServing sends them over an
+// authenticated SASL PLAIN connection to a broker with Kafka's
+// StandardAuthorizer, where every request is authorized and random ACLs
+// (CreateAcls, DeleteAcls) change what the next ones may do.
+func TestRandomRequestsKeepSecuredBrokerServing(t *testing.T) {
+	seed, rounds := randomRequestSettings(t)
+	logs := &panicLog{}
+	tb := &testBroker{t: t, dir: t.TempDir(), logw: logs, extra: []string{
+		"group.initial.rebalance.delay.ms=0",
+		"listeners=PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+		"sasl.enabled.mechanisms=PLAIN", plainJAAS,
+		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users=User:ANONYMOUS", "allow.everyone.if.no.acl.found=true",
+	}}
+	tb.start()
+	t.Cleanup(tb.stop)
+	ctx := testCtx(t)
+	tb.createTopic(ctx, "fuzz-t", 2, nil)
+
+	addr := tb.b.ListenerAddr("SASL_PLAINTEXT")
+	sendRandomRequests(t, func() *rawConn {
+		c := dialRaw(t, addr)
+		c.plainLogin("alice", "alice-secret")
+		return c
+	}, logs, seed, rounds)
+	checkStillServing(ctx, t, tb.adm, logs, tb.b.Addr())
+}
+
+// plainLogin authenticates the connection with SASL PLAIN (handshake v1,
+// then SaslAuthenticate).
+func (c *rawConn) plainLogin(user, pass string) {
+	c.t.Helper()
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, "PLAIN"
+	if resp := c.roundTrip(hs).(*kmsg.SASLHandshakeResponse); resp.ErrorCode != 0 {
+		c.t.Fatalf("SASL handshake: code %d", resp.ErrorCode)
+	}
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.Version, auth.SASLAuthBytes = 1, []byte("\x00"+user+"\x00"+pass)
+	if resp := c.roundTrip(auth).(*kmsg.SASLAuthenticateResponse); resp.ErrorCode != 0 {
+		c.t.Fatalf("SASL PLAIN login of %s: code %d", user, resp.ErrorCode)
+	}
 }
 
 // TestRandomRequestsKeepClusterServing is the same on a node of a
@@ -64,7 +108,7 @@ func TestRandomRequestsKeepClusterServing(t *testing.T) {
 		t.Fatalf("create fuzz-t: %v", err)
 	}
 
-	sendRandomRequests(t, tc.brokers[0].Addr(), logs, seed, rounds)
+	sendRandomRequests(t, func() *rawConn { return dialRaw(t, tc.brokers[0].Addr()) }, logs, seed, rounds)
 	checkStillServing(ctx, t, adm, logs, tc.seeds()...)
 }
 
@@ -90,11 +134,12 @@ func randomRequestSettings(t *testing.T) (seed uint64, rounds int) {
 }
 
 // sendRandomRequests sends rounds random requests of every API version the
-// broker at addr serves, and fails the test on a hang or a handler panic.
-func sendRandomRequests(t *testing.T, addr string, logs *panicLog, seed uint64, rounds int) {
+// broker serves over connections from dial (a new one after each close),
+// and fails the test on a hang or a handler panic.
+func sendRandomRequests(t *testing.T, dial func() *rawConn, logs *panicLog, seed uint64, rounds int) {
 	t.Helper()
 	f := &reqFiller{r: rand.New(rand.NewPCG(seed, 0x5eed))}
-	c := dialRaw(t, addr)
+	c := dial()
 	sent := 0
 	for _, a := range supportedAPIs() {
 		for v := a.min; v <= a.max; v++ {
@@ -104,7 +149,7 @@ func sendRandomRequests(t *testing.T, addr string, logs *panicLog, seed uint64, 
 				req.SetVersion(v)
 				what := fmt.Sprintf("%s v%d (seed %d, request %d)", kmsg.NameForKey(a.key), v, seed, sent)
 				if c.sendAndSync(req, what) {
-					c = dialRaw(t, addr)
+					c = dial()
 				}
 				sent++
 				if p := logs.panics(); p != "" {
