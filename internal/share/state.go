@@ -184,7 +184,7 @@ func (s *StateStore) partition(p, leaderEpoch int32, log StateLog) (*statePartit
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cur := s.parts[p]; cur != nil && cur.leaderEpoch == leaderEpoch {
+	if cur := s.parts[p]; cur != nil && cur.leaderEpoch == leaderEpoch && cur.log == log {
 		return cur, nil // loaded concurrently
 	}
 	s.parts[p] = sp

@@ -89,3 +89,25 @@ func TestStateStoreWriteReadReplayAndFencing(t *testing.T) {
 		t.Fatalf("write succeeded on a failing log")
 	}
 }
+
+// TestStateStoreNewLogAtTheSameEpoch: a __share_group_state partition
+// deleted and created again is a new, empty log whose leader epoch starts
+// over at the old value; the store reads the new log, not the states it
+// held for the old one.
+func TestStateStoreNewLogAtTheSameEpoch(t *testing.T) {
+	old, fresh := &memLog{}, &memLog{}
+	s := NewStateStore()
+	k := Key{Group: "g", TopicID: [16]byte{9}, Partition: 0}
+	if err := s.Write(0, 0, old, k, State{StateEpoch: 1, LeaderEpoch: 5, StartOffset: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.Read(0, 0, fresh, k); ok || err != nil {
+		t.Fatalf("read from the recreated log: found %v, err %v; want nothing", ok, err)
+	}
+	if err := s.Write(0, 0, fresh, k, State{StateEpoch: 0, LeaderEpoch: 1, StartOffset: 0}); err != nil {
+		t.Fatalf("first write to the recreated log: %v", err)
+	}
+	if len(fresh.batches) != 1 {
+		t.Fatalf("the recreated log holds %d batches, want 1", len(fresh.batches))
+	}
+}
