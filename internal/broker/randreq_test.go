@@ -46,9 +46,60 @@ func TestRandomRequestsKeepBrokerServing(t *testing.T) {
 	t.Cleanup(tb.stop)
 	ctx := testCtx(t)
 	tb.createTopic(ctx, "fuzz-t", 2, nil)
+	tb.createTopic(ctx, "live", 2, nil)
 
+	// Real clients run meanwhile: a member of group fuzz-g and an
+	// idempotent and a transactional producer (transactional id fuzz-g),
+	// all on topic live, which the random requests do not name (they
+	// would delete it, and the producers wait for it to come back). The
+	// group and transactional id are theirs too. What the random requests
+	// do to the clients (fence their epoch, remove the member) is
+	// allowed; a hang or a panic is not.
+	stop := liveClients(t, tb.b.Addr())
 	sendRandomRequests(t, func() *rawConn { return dialRaw(t, tb.b.Addr()) }, logs, seed, rounds)
+	stop()
 	checkStillServing(ctx, t, tb.adm, logs, tb.b.Addr())
+}
+
+// liveClients runs a consumer-group member, an idempotent producer and a
+// transactional producer on topic live until the returned stop is called.
+func liveClients(t *testing.T, addr string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	run := func(fn func(cl *kgo.Client), opts ...kgo.Opt) {
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.RetryTimeout(time.Second)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				fn(cl)
+			}
+			cl.Close()
+		}()
+	}
+	run(func(cl *kgo.Client) { cl.PollFetches(ctx) },
+		kgo.ConsumeTopics("live"), kgo.ConsumerGroup("fuzz-g"), kgo.FetchMaxWait(100*time.Millisecond))
+	run(func(cl *kgo.Client) {
+		cl.ProduceSync(ctx, &kgo.Record{Topic: "live", Value: []byte("live")})
+		time.Sleep(5 * time.Millisecond)
+	})
+	run(func(cl *kgo.Client) {
+		if cl.BeginTransaction() != nil {
+			time.Sleep(5 * time.Millisecond) // fenced by a random InitProducerId
+			return
+		}
+		res := cl.ProduceSync(ctx, &kgo.Record{Topic: "live", Value: []byte("txn")})
+		_ = cl.EndTransaction(ctx, kgo.TransactionEndTry(res.FirstErr() == nil))
+		time.Sleep(5 * time.Millisecond)
+	}, kgo.TransactionalID("fuzz-g"), kgo.TransactionTimeout(time.Second))
+	return func() {
+		cancel()
+		wg.Wait()
+	}
 }
 
 // TestRandomRequestsKeepSecuredBrokerServing sends them over an
