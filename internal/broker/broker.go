@@ -314,6 +314,18 @@ func (b *Broker) Start() error {
 		closeAll()
 		return fmt.Errorf("register broker: %w", err)
 	}
+	// Feature levels of `storage format --release-version`, before any
+	// client asks for them.
+	if fs, ok := b.meta.(metadata.FeatureStore); ok {
+		levels, err := metadata.ApplyBootstrapFeatures(fs, b.cfg.LogDirs[0], fitBootstrapFeatures)
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("bootstrap feature levels: %w", err)
+		}
+		if levels != nil {
+			b.log.Info("initial feature levels of storage format --release-version", "levels", levels)
+		}
+	}
 	// Credentials of `storage format --add-scram`, before any client can
 	// try them.
 	added, err := metadata.ApplyBootstrapScram(b.meta, b.cfg.LogDirs[0])

@@ -25,6 +25,7 @@ package broker
 // metadata.version.
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -111,6 +112,30 @@ func finalizedFeatures(im *metadata.Image) map[string]int16 {
 		}
 	}
 	return out
+}
+
+// fitBootstrapFeatures checks the levels `storage format
+// --release-version` stored for a new cluster: a metadata.version this
+// binary does not support stops start-up, as in Kafka; other features are
+// capped to the levels this binary supports (a release's default levels
+// assume Kafka's binary), and unknown names are refused.
+func fitBootstrapFeatures(levels map[string]int16) (map[string]int16, error) {
+	supported := supportedFeatures()
+	out := map[string]int16{}
+	for name, level := range levels {
+		r, ok := supported[name]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("unknown feature %s", name)
+		case name == featureMetadataVersion && (level < r.min || level > r.max):
+			return nil, fmt.Errorf("metadata.version %d is not supported by this broker (supported: %d to %d)", level, r.min, r.max)
+		}
+		out[name] = max(min(level, r.max), 0)
+	}
+	if _, ok := out[featureMetadataVersion]; !ok {
+		return nil, errors.New("no metadata.version")
+	}
+	return out, nil
 }
 
 // featureStore is the part of the metadata store UpdateFeatures needs

@@ -13,8 +13,11 @@
 //	  - info -c server.properties prints "Found log directory:", "Found
 //	    metadata: {...}" and "Found problem(s):" as Kafka's infoCommand.
 //
-// Differences from Kafka: format writes no bootstrap.checkpoint (Silkworm
-// keeps its feature levels in the metadata log, written at first start);
+// Differences from Kafka: format writes no bootstrap.checkpoint. The
+// feature levels of --release-version (its metadata.version and the levels
+// that release starts with) go to a file in the metadata directory that
+// the broker applies at its first start (metadata.BootstrapFeaturesFile);
+// the latest release needs none. --feature is not supported.
 // --standalone, --initial-controllers and --no-initial-controllers are
 // checked as Kafka checks them but write no quorum snapshot: Silkworm's
 // voter set is static. --initial-controllers' voters go to a file in the

@@ -32,6 +32,30 @@ var releaseVersions = []string{
 	"4.0-IV0", "4.0-IV1", "4.0-IV2", "4.0-IV3", "4.1-IV0", "4.1-IV1", "4.2-IV0", "4.2-IV1",
 }
 
+// releaseFeatures is the feature levels a cluster formatted for release
+// starts with: its metadata.version (3.3-IV3 is level 7, each later
+// version one more) and, for each other feature, the highest level whose
+// bootstrap metadata.version the release reaches (Kafka's
+// Feature.defaultLevel): transaction.version 2 and group.version 1 from
+// 4.0 (4.0-IV2, 4.0-IV0), share.version and streams.version 1 from
+// 4.1-IV0.
+func releaseFeatures(release string) map[string]int16 {
+	mv := int16(7 + slices.Index(releaseVersions, release))
+	from := func(need, level int16) int16 {
+		if mv >= need {
+			return level
+		}
+		return 0
+	}
+	return map[string]int16{
+		"metadata.version":    mv,
+		"transaction.version": from(24, 2),
+		"group.version":       from(22, 1),
+		"share.version":       from(26, 1),
+		"streams.version":     from(26, 1),
+	}
+}
+
 // releaseVersion is MetadataVersion.fromVersionString: a full name, or a
 // release ("3.9") meaning its last IV.
 func releaseVersion(s string) (string, bool) {
@@ -221,6 +245,11 @@ func Format(w io.Writer, cfg *config.Broker, o FormatOptions) error {
 		if d == metadataDir && initial != nil {
 			if err := metadata.WriteBootstrapVoters(d, votersValue(initial)); err != nil {
 				return fmt.Errorf("Error while writing the initial controllers in %s: %v", d, err)
+			}
+		}
+		if d == metadataDir && release != latestReleaseVersion {
+			if err := metadata.WriteBootstrapFeatures(d, releaseFeatures(release)); err != nil {
+				return fmt.Errorf("Error while writing the feature levels in %s: %v", d, err)
 			}
 		}
 		if d == metadataDir && len(o.Scram) > 0 {
