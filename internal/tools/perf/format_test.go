@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/silkworm/silkworm/internal/javafmt"
 	"github.com/silkworm/silkworm/internal/tools/golden"
 )
 
@@ -65,8 +66,8 @@ func TestJavaDouble(t *testing.T) {
 		{12345678.9, "1.23456789E7"},
 		{1 / zero(), "Infinity"},
 	} {
-		if got := javaDouble(tc.v); got != tc.want {
-			t.Errorf("javaDouble(%v) = %q, want %q", tc.v, got, tc.want)
+		if got := javafmt.Double(tc.v); got != tc.want {
+			t.Errorf("javafmt.Double(%v) = %q, want %q", tc.v, got, tc.want)
 		}
 	}
 }

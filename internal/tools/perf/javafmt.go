@@ -75,40 +75,6 @@ func javaFixed(v float64, prec int) string {
 	return s
 }
 
-// javaDouble formats v like Java's Double.toString (string concatenation of
-// a double): the shortest digits, at least one after the point, and
-// computerized scientific notation below 1e-3 and from 1e7 up.
-func javaDouble(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "Infinity"
-	case math.IsInf(v, -1):
-		return "-Infinity"
-	case v == 0:
-		if math.Signbit(v) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	a := math.Abs(v)
-	if a >= 1e-3 && a < 1e7 {
-		s := strconv.FormatFloat(v, 'f', -1, 64)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	e := strconv.FormatFloat(v, 'e', -1, 64)
-	mant, exp, _ := strings.Cut(e, "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	n, _ := strconv.Atoi(exp)
-	return mant + "E" + strconv.Itoa(n)
-}
-
 // javaDateFormat formats t with a java.text.SimpleDateFormat pattern. It
 // knows the letters the perf tools' users pass: y M d H h m s S a E z Z X,
 // 'quoted text' and ” for a quote; other letters are copied.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/silkworm/silkworm/internal/javafmt"
 )
 
 // reportingInterval is how often producer-perf-test prints a window line,
@@ -193,7 +195,7 @@ func consumerTimeoutWarning(timeoutMs int64) string {
 // e2eProgressLine is printed for every 1000th record: index, tab, latency
 // in milliseconds as Java prints a double.
 func e2eProgressLine(i int, elapsed time.Duration) string {
-	return fmt.Sprintf("%d\t%s", i, javaDouble(float64(elapsed.Nanoseconds())/1000/1000))
+	return fmt.Sprintf("%d\t%s", i, javafmt.Double(float64(elapsed.Nanoseconds())/1000/1000))
 }
 
 // e2eResults formats the two closing lines from per-record latencies:
