@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"os"
 	"os/exec"
@@ -17,7 +18,8 @@ import (
 // the test binary is the silkworm binary, its arguments the command's.
 func TestMain(m *testing.M) {
 	if os.Getenv("SILKWORM_TEST_MAIN") == "1" {
-		os.Args = append([]string{"silkworm"}, os.Args[1:]...)
+		// SILKWORM_TEST_ARGV0 is the name the binary runs under (a link).
+		os.Args = append([]string{cmp.Or(os.Getenv("SILKWORM_TEST_ARGV0"), "silkworm")}, os.Args[1:]...)
 		main()
 		os.Exit(0)
 	}
@@ -127,9 +129,21 @@ func TestToolUnknownOption(t *testing.T) {
 	}
 }
 
+// TestRunAsKafkaScript: the binary run through a link named after a Kafka
+// script is that tool, its arguments the tool's.
+func TestRunAsKafkaScript(t *testing.T) {
+	t.Setenv("SILKWORM_TEST_ARGV0", "/opt/kafka/bin/kafka-topics.sh")
+	_, errOut, code := silkworm(t, "--zookeeper", "127.0.0.1:2181")
+	if code == 0 || !strings.Contains(errOut, "silkworm topics:") || !strings.Contains(errOut, "ZooKeeper") {
+		t.Errorf("kafka-topics.sh --zookeeper: exit %d, stderr %q", code, errOut)
+	}
+}
+
 func TestUnknownCommand(t *testing.T) {
-	_, errOut, code := silkworm(t, "kafka-topics")
-	if code == 0 || !strings.Contains(errOut, `unknown command "kafka-topics"`) {
-		t.Errorf("exit %d, stderr %q", code, errOut)
+	for _, name := range []string{"nope", "kafka-nope.sh"} {
+		_, errOut, code := silkworm(t, name)
+		if code == 0 || !strings.Contains(errOut, `unknown command "`+name+`"`) {
+			t.Errorf("%s: exit %d, stderr %q", name, code, errOut)
+		}
 	}
 }
