@@ -23,12 +23,7 @@ func WriteBootstrapFeatures(dir string, levels map[string]int16) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, BootstrapFeaturesFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return writeFileAtomic(filepath.Join(dir, BootstrapFeaturesFile), data, 0o644)
 }
 
 // FeatureStore is a metadata store's part that ApplyBootstrapFeatures

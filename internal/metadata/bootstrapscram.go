@@ -21,12 +21,7 @@ func WriteBootstrapScram(dir string, changes []ScramChange) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, BootstrapScramFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return writeFileAtomic(filepath.Join(dir, BootstrapScramFile), data, 0o600)
 }
 
 // ApplyBootstrapScram applies the credentials of dir's BootstrapScramFile,

@@ -17,12 +17,7 @@ const BootstrapVotersFile = "bootstrap-voters"
 
 // WriteBootstrapVoters stores voters in dir.
 func WriteBootstrapVoters(dir, voters string) error {
-	path := filepath.Join(dir, BootstrapVotersFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(voters+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return writeFileAtomic(filepath.Join(dir, BootstrapVotersFile), []byte(voters+"\n"), 0o644)
 }
 
 // ReadBootstrapVoters returns the voters of dir's BootstrapVotersFile, and

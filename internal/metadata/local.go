@@ -89,7 +89,7 @@ func (s *Local) publishLocked(im *Image) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.path, b); err != nil {
+	if err := writeFileAtomic(s.path, b, 0o666); err != nil {
 		return fmt.Errorf("write cluster metadata %s: %w", s.path, err)
 	}
 	s.image = im
@@ -227,9 +227,11 @@ func (s *Local) SetBrokerConfigs(configs map[string]string) error {
 	return s.publishLocked(im)
 }
 
-func writeFileAtomic(path string, b []byte) error {
+// writeFileAtomic replaces path with b (mode perm for a new file): a
+// temporary file, synced, renamed over path, and the directory synced.
+func writeFileAtomic(path string, b []byte, perm os.FileMode) error {
 	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
 	if err != nil {
 		return err
 	}
