@@ -63,7 +63,11 @@ func (b *Broker) startGroups() error {
 	if err != nil {
 		return err
 	}
+	// applyImage (the metadata goroutine, already running in a cluster)
+	// reads b.groups under b.mu.
+	b.mu.Lock()
 	b.groups = gc
+	b.mu.Unlock()
 	if ts := b.topic(offsetsTopic); ts != nil {
 		for _, p := range ts.partitions {
 			if !p.IsLeader() {
