@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/silkworm/silkworm/internal/javafmt"
 	"github.com/silkworm/silkworm/internal/tools/cli"
 )
 
@@ -251,7 +252,7 @@ func runConsumer(ctx context.Context, o *consumerOptions, stdout, stderr io.Writ
 
 	var msgs, byteCount atomic.Int64
 	stopProgress := startProgress(stderr, func() string {
-		return fmt.Sprintf("%d messages consumed (%s MB)", msgs.Load(), javaFixed(float64(byteCount.Load())/mib, 1))
+		return fmt.Sprintf("%d messages consumed (%s MB)", msgs.Load(), javafmt.Fixed(float64(byteCount.Load())/mib, 1))
 	})
 	var (
 		now           = time.Now()
@@ -311,8 +312,8 @@ func runConsumer(ctx context.Context, o *consumerOptions, stdout, stderr io.Writ
 	if o.printMetrics {
 		tags := "{client-id=" + props["client.id"] + "}"
 		rows := [][2]string{
-			{"consumer-fetch-manager-metrics:bytes-consumed-total:" + tags, javaFixed(float64(nbytes), 3)},
-			{"consumer-fetch-manager-metrics:records-consumed-total:" + tags, javaFixed(float64(read), 3)},
+			{"consumer-fetch-manager-metrics:bytes-consumed-total:" + tags, javafmt.Fixed(float64(nbytes), 3)},
+			{"consumer-fetch-manager-metrics:records-consumed-total:" + tags, javafmt.Fixed(float64(read), 3)},
 		}
 		fmt.Fprintf(stdout, "\n%-*s %s\n", len(rows[1][0]), "Metric Name", "Value")
 		for _, r := range rows {

@@ -44,8 +44,8 @@ func TestJavaFixed(t *testing.T) {
 		{1 / zero(), 4, "Infinity"},
 		{-1 / zero(), 4, "-Infinity"},
 	} {
-		if got := javaFixed(tc.v, tc.prec); got != tc.want {
-			t.Errorf("javaFixed(%v, %d) = %q, want %q", tc.v, tc.prec, got, tc.want)
+		if got := javafmt.Fixed(tc.v, tc.prec); got != tc.want {
+			t.Errorf("javafmt.Fixed(%v, %d) = %q, want %q", tc.v, tc.prec, got, tc.want)
 		}
 	}
 }

@@ -1,79 +1,11 @@
 package perf
 
 import (
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// javaFixed formats v like Java's String.format("%.<prec>f", v): Java rounds
-// the shortest decimal representation of the double half up (Go rounds the
-// exact binary value half to even, which differs on ties such as 0.125), and
-// spells the special values NaN, Infinity and -Infinity. Perf tool output is
-// parsed by scripts written against Kafka, so the digits must agree.
-func javaFixed(v float64, prec int) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "Infinity"
-	case math.IsInf(v, -1):
-		return "-Infinity"
-	}
-	neg := math.Signbit(v)
-	if neg {
-		v = -v
-	}
-	// Shortest digits d1d2...dn with v = 0.d1d2...dn * 10^exp.
-	e := strconv.FormatFloat(v, 'e', -1, 64) // d.ddddde±XX
-	mant, expStr, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expStr)
-	digits := []byte(strings.Replace(mant, ".", "", 1))
-	point := exp + 1 // digits before the decimal point
-	if v == 0 {
-		digits, point = []byte{'0'}, 1
-	}
-	// Pad so that there are point+prec digits (point may be <= 0).
-	if point < 0 {
-		digits = append([]byte(strings.Repeat("0", -point)), digits...)
-		point = 0
-	}
-	keep := point + prec
-	for len(digits) < keep+1 {
-		digits = append(digits, '0')
-	}
-	roundUp := digits[keep] >= '5'
-	digits = digits[:keep]
-	if roundUp {
-		i := len(digits) - 1
-		for ; i >= 0; i-- {
-			if digits[i] == '9' {
-				digits[i] = '0'
-				continue
-			}
-			digits[i]++
-			break
-		}
-		if i < 0 {
-			digits = append([]byte{'1'}, digits...)
-			point++
-		}
-	}
-	intPart := string(digits[:point])
-	if intPart == "" {
-		intPart = "0"
-	}
-	s := intPart
-	if prec > 0 {
-		s += "." + string(digits[point:])
-	}
-	if neg && strings.Trim(s, "0.") != "" {
-		s = "-" + s
-	}
-	return s
-}
 
 // javaDateFormat formats t with a java.text.SimpleDateFormat pattern. It
 // knows the letters the perf tools' users pass: y M d H h m s S a E z Z X,

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/silkworm/silkworm/internal/broker/brokertest"
+	"github.com/silkworm/silkworm/internal/javafmt"
 )
 
 // startBroker runs an in-process Silkworm broker for the test and returns
@@ -141,7 +142,7 @@ func TestPerfCountsMatchBroker(t *testing.T) {
 		t.Errorf("consumer counted %s records, broker stored 3500:\n%s", m[1], out.String())
 	}
 	// MB consumed: 3000*100 + 500*1024 bytes.
-	if want := javaFixed(float64(3000*100+500*1024)/mib, 4); !strings.Contains(lastLine(out.String()), ", "+want+", ") {
+	if want := javafmt.Fixed(float64(3000*100+500*1024)/mib, 4); !strings.Contains(lastLine(out.String()), ", "+want+", ") {
 		t.Errorf("MB consumed is not %s: %s", want, lastLine(out.String()))
 	}
 }

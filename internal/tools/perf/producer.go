@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/silkworm/silkworm/internal/javafmt"
 	"github.com/silkworm/silkworm/internal/tools/cli"
 )
 
@@ -417,6 +418,6 @@ func printMetrics(w io.Writer, clientID string, elapsed time.Duration, sent, ack
 	}
 	fmt.Fprintf(w, "\n%-*s %s\n", width, "Metric Name", "Value")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%-*s : %s\n", width, r.name, javaFixed(r.value, 3))
+		fmt.Fprintf(w, "%-*s : %s\n", width, r.name, javafmt.Fixed(r.value, 3))
 	}
 }

@@ -107,10 +107,10 @@ func (s *producerStats) windowLineLocked(now time.Time) string {
 	elapsed := now.Sub(s.winStart).Seconds()
 	return fmt.Sprintf("%d records sent, %s records/sec (%s MB/sec), %s ms avg latency, %s ms max latency.",
 		s.winCount,
-		javaFixed(float64(s.winCount)/elapsed, 1),
-		javaFixed(float64(s.winBytes)/elapsed/(1024*1024), 2),
-		javaFixed(ms(s.winLat)/float64(s.winCount), 1),
-		javaFixed(ms(s.winMax), 1))
+		javafmt.Fixed(float64(s.winCount)/elapsed, 1),
+		javafmt.Fixed(float64(s.winBytes)/elapsed/(1024*1024), 2),
+		javafmt.Fixed(ms(s.winLat)/float64(s.winCount), 1),
+		javafmt.Fixed(ms(s.winMax), 1))
 }
 
 // totalLine formats Kafka's closing line with integer millisecond
@@ -131,10 +131,10 @@ func (s *producerStats) totalLine(now time.Time) string {
 	}
 	return fmt.Sprintf("%d%s records sent, %s records/sec (%s MB/sec), %s ms avg latency, %s ms max latency, %d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th.",
 		s.count, steady,
-		javaFixed(float64(s.count)/elapsed, 6),
-		javaFixed(float64(s.bytes)/elapsed/(1024*1024), 2),
-		javaFixed(ms(s.totalLat)/float64(s.count), 2),
-		javaFixed(ms(s.maxLat), 2),
+		javafmt.Fixed(float64(s.count)/elapsed, 6),
+		javafmt.Fixed(float64(s.bytes)/elapsed/(1024*1024), 2),
+		javafmt.Fixed(ms(s.totalLat)/float64(s.count), 2),
+		javafmt.Fixed(ms(s.maxLat), 2),
 		pct(50), pct(95), pct(99), pct(99.9))
 }
 
@@ -159,11 +159,11 @@ func consumerTotalLine(dateFormat string, start, end time.Time, bytes, msgs, joi
 	mb := float64(bytes) / mib
 	return fmt.Sprintf("%s, %s, %s, %s, %d, %s, %d, %d, %s, %s",
 		javaDateFormat(dateFormat, start), javaDateFormat(dateFormat, end),
-		javaFixed(mb, 4), javaFixed(mb/elapsedSec, 4),
-		msgs, javaFixed(float64(msgs)/elapsedSec, 4),
+		javafmt.Fixed(mb, 4), javafmt.Fixed(mb/elapsedSec, 4),
+		msgs, javafmt.Fixed(float64(msgs)/elapsedSec, 4),
 		joinMs, fetchMs,
-		javaFixed(mb/(float64(fetchMs)/1000), 4),
-		javaFixed(float64(msgs)/(float64(fetchMs)/1000), 4))
+		javafmt.Fixed(mb/(float64(fetchMs)/1000), 4),
+		javafmt.Fixed(float64(msgs)/(float64(fetchMs)/1000), 4))
 }
 
 // consumerProgressLine is one --show-detailed-stats line for the interval
@@ -180,9 +180,9 @@ func consumerProgressLine(dateFormat string, last, now time.Time, bytes, lastByt
 	}
 	return fmt.Sprintf("%s, %d, %s, %s, %d, %s, %d, %d, %s, %s",
 		javaDateFormat(dateFormat, now), 0,
-		javaFixed(totalMB, 4), javaFixed(1000*intervalMB/elapsedMs, 4),
-		msgs, javaFixed(float64(msgs-lastMsgs)/elapsedMs*1000, 4),
-		joinMs, fetchMs, javaFixed(fetchMBs, 4), javaFixed(fetchMsgs, 4))
+		javafmt.Fixed(totalMB, 4), javafmt.Fixed(1000*intervalMB/elapsedMs, 4),
+		msgs, javafmt.Fixed(float64(msgs-lastMsgs)/elapsedMs*1000, 4),
+		joinMs, fetchMs, javafmt.Fixed(fetchMBs, 4), javafmt.Fixed(fetchMsgs, 4))
 }
 
 func consumerTimeoutWarning(timeoutMs int64) string {
@@ -214,5 +214,5 @@ func e2eResults(lat []time.Duration) string {
 	sortInt64s(msList)
 	at := func(q float64) int64 { return msList[int(float64(len(msList))*q)] }
 	return fmt.Sprintf("Avg latency: %s ms\nPercentiles: 50th = %d, 99th = %d, 99.9th = %d\n",
-		javaFixed(float64(total.Nanoseconds())/float64(len(lat))/1000/1000, 4), at(0.5), at(0.99), at(0.999))
+		javafmt.Fixed(float64(total.Nanoseconds())/float64(len(lat))/1000/1000, 4), at(0.5), at(0.99), at(0.999))
 }
